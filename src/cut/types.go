@@ -1,0 +1,61 @@
+// Package cut drops cut connections in the fast path: a netdev table whose
+// ingress chains, ahead of the flowtable, drop frames of 5-tuples in
+// timeout sets that every matching frame keeps alive.
+package cut
+
+import "time"
+
+// Verdict is what an inspector or a block list decides for a connection.
+type Verdict string
+
+const (
+	VerdictDrop    Verdict = "drop"    // cut: drop in the fast path, both ways
+	VerdictForward Verdict = "forward" // clear the cut; the flow may be offloaded again
+)
+
+// Tuple is one direction of a connection as it arrives on a device.
+type Tuple struct {
+	Proto   string `json:"proto"` // "tcp" or "udp"
+	Src     string `json:"src"`
+	Dst     string `json:"dst"`
+	SrcPort uint16 `json:"sport"`
+	DstPort uint16 `json:"dport"`
+}
+
+// Cut is one active cut as the kernel's sets show it.
+type Cut struct {
+	Original   Tuple         `json:"original"`
+	Reply      Tuple         `json:"reply"`
+	Reason     string        `json:"reason"`
+	Trigger    string        `json:"trigger"` // "blocklist:<name>", "ubus", "cli", ...
+	Since      time.Time     `json:"since"`
+	ExpiresIn  time.Duration `json:"-"`
+	Expires    float64       `json:"expires_in_s"` // seconds until the set element expires
+	Frames     uint64        `json:"frames"`       // frames dropped (element counter / 2)
+	Bytes      uint64        `json:"bytes"`
+	InFastpath bool          `json:"in_fastpath"` // false when it fell back to conntrack deletion only
+}
+
+// Summary is the cut part of fastpath's status.
+type Summary struct {
+	Enabled       bool        `json:"enabled"`
+	InFastpath    bool        `json:"in_fastpath"` // cut_in_fastpath setting and kernel support together
+	Reason        string      `json:"reason"`      // why in_fastpath is what it is
+	Devices       []string    `json:"devices"`
+	Expiry        float64     `json:"expiry_s"`
+	SetSize       int         `json:"set_size"`
+	Active        int         `json:"active"`
+	FramesDropped uint64      `json:"frames_dropped"`
+	Blocklists    []Blocklist `json:"blocklists"`
+	Cuts          []Cut       `json:"cuts"`
+	Warnings      []string    `json:"warnings,omitempty"`
+}
+
+// Blocklist is one watched source of addresses.
+type Blocklist struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"` // "nftset", "file", "uci"
+	Source  string   `json:"source"`
+	Entries int      `json:"entries"`
+	Errors  []string `json:"errors,omitempty"` // malformed lines, with line numbers
+}

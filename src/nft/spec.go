@@ -1,0 +1,31 @@
+// Package nft keeps fastpath's own nftables table (flowtable and forward
+// chain) in the state a plan asks for, renders that state as nft text, and
+// reads back what the kernel really has.
+package nft
+
+// Table names fastpath owns. fw4 keeps "inet fw4"; we never touch it.
+const (
+	TableName     = "fastpath"
+	FlowtableName = "ft"
+	ChainName     = "forward"
+)
+
+// Spec is the desired flowtable state.
+type Spec struct {
+	Enabled  bool     `json:"enabled"`  // false: the flowtable and forward chain are removed
+	Devices  []string `json:"devices"`  // sorted ingress devices of the flowtable
+	Hardware bool     `json:"hardware"` // "flags offload"
+	Counter  bool     `json:"counter"`  // "counter": per-flow byte counters in conntrack
+}
+
+// Kernel is what the kernel really has for our table.
+type Kernel struct {
+	TablePresent     bool     `json:"table_present"`
+	FlowtablePresent bool     `json:"flowtable_present"`
+	Devices          []string `json:"devices"`
+	Hardware         bool     `json:"hardware"`
+	Counter          bool     `json:"counter"`
+	Hook             string   `json:"hook,omitempty"`
+	Priority         int32    `json:"priority"`
+	ForwardRule      bool     `json:"forward_rule"` // our "flow add @ft" rule is in place
+}
