@@ -80,3 +80,19 @@ type Tunnel struct {
 	InFastpath bool   `json:"in_fastpath"`
 	Reason     string `json:"reason"`
 }
+
+// Flow is one conntrack entry as fastpath reports it.
+type Flow struct {
+	ID       uint32    `json:"id"`
+	Family   string    `json:"family"` // "ipv4", "ipv6"
+	Proto    string    `json:"proto"`  // "tcp", "udp", ...
+	State    string    `json:"state,omitempty"`
+	Original cut.Tuple `json:"original"`
+	Reply    cut.Tuple `json:"reply"`
+	Offload  string    `json:"offload"` // "", "software", "hardware"
+	Assured  bool      `json:"assured"`
+	Packets  uint64    `json:"packets"` // both directions; 0 when accounting is off
+	Bytes    uint64    `json:"bytes"`
+	Timeout  uint32    `json:"timeout_s"`
+	Mark     uint32    `json:"mark,omitempty"`
+}
