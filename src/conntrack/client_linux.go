@@ -1,0 +1,155 @@
+//go:build linux
+
+package conntrack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/fastpath-wrt/fastpath/src/status"
+	ct "github.com/ti-mo/conntrack"
+	"github.com/ti-mo/netfilter"
+	"golang.org/x/sys/unix"
+)
+
+// Client talks to the kernel's conntrack table over ctnetlink.
+type Client struct {
+	conn *ct.Conn
+}
+
+// Open connects to ctnetlink in the current network namespace.
+func Open() (*Client, error) {
+	c, err := ct.Dial(nil)
+	if err != nil {
+		return nil, fmt.Errorf("open ctnetlink (is nf_conntrack_netlink loaded?): %w", err)
+	}
+	return &Client{conn: c}, nil
+}
+
+// Close releases the netlink socket.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Flows returns the entries the filter selects.
+func (c *Client) Flows(filter Filter) ([]status.Flow, error) {
+	views, err := c.dump(filter)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]status.Flow, 0, len(views))
+	for _, v := range views {
+		if filter.matches(v) {
+			out = append(out, v.Flow)
+		}
+	}
+	return out, nil
+}
+
+// FlowsWithAddress returns every entry with an end in addr, in the
+// original or the reply direction.
+func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]status.Flow, error) {
+	return c.Flows(Filter{Address: addr.Masked()})
+}
+
+// dump reads the table, asking the kernel to filter by status bits where
+// it can (Linux 5.15+) and falling back to a full dump.
+func (c *Client) dump(filter Filter) ([]flowView, error) {
+	var want ct.Status
+	if filter.Offloaded {
+		want |= ct.Status(statusOffload)
+	}
+	if filter.HWOffloaded {
+		want |= ct.Status(statusHWOffload)
+	}
+	var flows []ct.Flow
+	var err error
+	if want != 0 {
+		flows, err = c.conn.DumpFilter(ct.NewFilter().Status(want), nil)
+		if err != nil && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) {
+			flows, err = c.conn.Dump(nil) // kernel before 5.15: filter here
+		}
+	} else {
+		flows, err = c.conn.Dump(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dump conntrack table: %w", err)
+	}
+	views := make([]flowView, len(flows))
+	for i, f := range flows {
+		views[i] = mapFlow(f)
+	}
+	return views, nil
+}
+
+// Counts returns how many entries there are and how many are offloaded.
+func (c *Client) Counts() (status.FlowCounts, error) {
+	var n status.FlowCounts
+	all, err := c.dump(Filter{})
+	if err != nil {
+		return n, err
+	}
+	n.Total = len(all)
+	sw, err := c.Flows(Filter{Offloaded: true})
+	if err != nil {
+		return n, err
+	}
+	n.Offloaded = len(sw)
+	hw, err := c.Flows(Filter{HWOffloaded: true})
+	if err != nil {
+		return n, err
+	}
+	n.HWOffloaded = len(hw)
+	return n, nil
+}
+
+// Delete removes the entry with f's original tuple. An offloaded entry on
+// a kernel before 6.4 gives ErrOffloadedBusy; a missing one os.ErrNotExist.
+func (c *Client) Delete(f status.Flow) error {
+	orig, err := kernelTuple(f.Original)
+	if err != nil {
+		return fmt.Errorf("delete conntrack entry: %w", err)
+	}
+	err = c.conn.Delete(ct.Flow{TupleOrig: orig})
+	return mapDeleteError(err, "conntrack entry "+tupleString(f.Original))
+}
+
+// Events calls fn for every new and destroyed connection until ctx ends
+// or the socket fails. fn runs on one goroutine, in the kernel's order.
+func (c *Client) Events(ctx context.Context, fn func(Event)) error {
+	lc, err := ct.Dial(nil)
+	if err != nil {
+		return fmt.Errorf("open ctnetlink for events: %w", err)
+	}
+	// A large buffer: a burst of new connections must not overflow it.
+	_ = lc.SetReadBuffer(4 << 20)
+	evs := make(chan ct.Event, 1024)
+	errs, err := lc.Listen(evs, 1, []netfilter.NetlinkGroup{netfilter.GroupCTNew, netfilter.GroupCTDestroy})
+	if err != nil {
+		lc.Close()
+		return fmt.Errorf("listen for conntrack events: %w", err)
+	}
+	defer lc.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errs:
+			return fmt.Errorf("conntrack events: %w", err)
+		case ev := <-evs:
+			if ev.Flow == nil {
+				continue
+			}
+			var kind string
+			switch ev.Type {
+			case ct.EventNew:
+				kind = EventNew
+			case ct.EventDestroy:
+				kind = EventDestroy
+			default:
+				continue
+			}
+			fn(Event{Type: kind, Flow: mapFlow(*ev.Flow).Flow})
+		}
+	}
+}

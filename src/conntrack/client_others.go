@@ -1,0 +1,26 @@
+//go:build !linux
+
+package conntrack
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+var errNotLinux = errors.New("conntrack: only available on Linux")
+
+// Client talks to the kernel's conntrack table; only on Linux.
+type Client struct{}
+
+// Open fails: conntrack is a Linux facility.
+func Open() (*Client, error) { return nil, errNotLinux }
+
+func (c *Client) Close() error                                         { return errNotLinux }
+func (c *Client) Flows(Filter) ([]status.Flow, error)                  { return nil, errNotLinux }
+func (c *Client) FlowsWithAddress(netip.Prefix) ([]status.Flow, error) { return nil, errNotLinux }
+func (c *Client) Counts() (status.FlowCounts, error)                   { return status.FlowCounts{}, errNotLinux }
+func (c *Client) Delete(status.Flow) error                             { return errNotLinux }
+func (c *Client) Events(context.Context, func(Event)) error            { return errNotLinux }

@@ -1,0 +1,3 @@
+// Package conntrack reads and deletes conntrack entries, with their offload
+// status bits, and reports new and destroyed connections.
+package conntrack

@@ -1,0 +1,15 @@
+package conntrack
+
+import "github.com/fastpath-wrt/fastpath/src/status"
+
+// Event kinds.
+const (
+	EventNew     = "new"
+	EventDestroy = "destroy"
+)
+
+// Event is a connection conntrack created or destroyed.
+type Event struct {
+	Type string // EventNew or EventDestroy
+	Flow status.Flow
+}

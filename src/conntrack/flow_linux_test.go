@@ -1,0 +1,145 @@
+//go:build linux
+
+package conntrack
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	ct "github.com/ti-mo/conntrack"
+)
+
+func TestOffloadOf(t *testing.T) {
+	cases := []struct {
+		status uint32
+		want   string
+	}{
+		{0, OffloadNone},
+		{1<<3 | 1<<2, OffloadNone},
+		{1 << 14, OffloadSoftware},
+		{1<<14 | 1<<15, OffloadHardware},
+		{1 << 15, OffloadHardware},
+	}
+	for _, c := range cases {
+		if got := offloadOf(c.status); got != c.want {
+			t.Errorf("offloadOf(%#x) = %q, want %q", c.status, got, c.want)
+		}
+	}
+}
+
+// natFlow is a TCP connection from 10.0.0.2 masqueraded to 192.0.2.1 on its
+// way to 198.51.100.7, as `conntrack -L` would show it.
+func natFlow() ct.Flow {
+	f := ct.NewFlow(6, ct.StatusAssured|ct.StatusOffload|ct.Status(1<<15),
+		netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("198.51.100.7"), 40000, 443, 120, 7)
+	f.TupleReply.IP.DestinationAddress = netip.MustParseAddr("192.0.2.1")
+	f.TupleReply.Proto.DestinationPort = 61000
+	f.ProtoInfo.TCP = &ct.ProtoInfoTCP{State: 3}
+	f.CountersOrig = ct.Counter{Packets: 10, Bytes: 1000}
+	f.CountersReply = ct.Counter{Direction: true, Packets: 5, Bytes: 300}
+	f.ID = 99
+	return f
+}
+
+func TestMapFlow(t *testing.T) {
+	got := mapFlow(natFlow()).Flow
+	want := status.Flow{
+		ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED",
+		Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
+		Reply:    cut.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
+		Offload:  OffloadHardware, Assured: true, Packets: 15, Bytes: 1300, Timeout: 120, Mark: 7,
+	}
+	if got != want {
+		t.Errorf("mapFlow:\n got %+v\nwant %+v", got, want)
+	}
+	v6 := ct.NewFlow(17, 0, netip.MustParseAddr("fd00::2"), netip.MustParseAddr("2001:db8::1"), 5353, 53, 30, 0)
+	m := mapFlow(v6).Flow
+	if m.Family != "ipv6" || m.Proto != "udp" || m.Offload != OffloadNone || m.Assured || m.State != "" {
+		t.Errorf("mapFlow(v6 udp) = %+v", m)
+	}
+}
+
+func TestFilterMatches(t *testing.T) {
+	v := mapFlow(natFlow())
+	cases := []struct {
+		name string
+		f    Filter
+		want bool
+	}{
+		{"zero filter", Filter{}, true},
+		{"family", Filter{Family: "ipv4"}, true},
+		{"other family", Filter{Family: "ipv6"}, false},
+		{"proto", Filter{Proto: "udp"}, false},
+		{"offloaded", Filter{Offloaded: true}, true},
+		{"hw offloaded", Filter{HWOffloaded: true}, true},
+		{"far end", Filter{Address: netip.MustParsePrefix("198.51.100.0/24")}, true},
+		{"NAT address, reply only", Filter{Address: netip.MustParsePrefix("192.0.2.1/32")}, true},
+		{"unrelated", Filter{Address: netip.MustParsePrefix("203.0.113.0/24")}, false},
+	}
+	for _, c := range cases {
+		if got := c.f.matches(v); got != c.want {
+			t.Errorf("%s: matches = %v, want %v", c.name, got, c.want)
+		}
+	}
+	sw := natFlow()
+	sw.Status &^= ct.Status(1 << 15)
+	if (Filter{HWOffloaded: true}).matches(mapFlow(sw)) {
+		t.Error("software-only entry matched the hardware filter")
+	}
+}
+
+func TestFlowHasAddress(t *testing.T) {
+	f := mapFlow(natFlow()).Flow
+	if !FlowHasAddress(f, netip.MustParsePrefix("192.0.2.1/32")) {
+		t.Error("reply-side NAT address not found")
+	}
+	if FlowHasAddress(f, netip.MustParsePrefix("192.0.2.2/32")) {
+		t.Error("unrelated address found")
+	}
+}
+
+func TestKernelTupleRoundTrip(t *testing.T) {
+	f := natFlow()
+	back, err := kernelTuple(mapTuple(f.TupleReply))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.IP != f.TupleReply.IP || back.Proto.Protocol != 6 || back.Proto.SourcePort != 443 || back.Proto.DestinationPort != 61000 {
+		t.Errorf("round trip: %+v, want %+v", back, f.TupleReply)
+	}
+	for _, bad := range []cut.Tuple{
+		{Proto: "tcp", Src: "10.0.0.1", Dst: "fd00::1"},
+		{Proto: "tcp", Src: "10.0.0.300", Dst: "10.0.0.1"},
+		{Proto: "bogus", Src: "10.0.0.1", Dst: "10.0.0.2"},
+	} {
+		if _, err := kernelTuple(bad); err == nil {
+			t.Errorf("kernelTuple(%+v) accepted a bad tuple", bad)
+		}
+	}
+}
+
+func TestMapDeleteError(t *testing.T) {
+	if err := mapDeleteError(syscall.EBUSY, "x"); !errors.Is(err, ErrOffloadedBusy) {
+		t.Errorf("EBUSY -> %v, want ErrOffloadedBusy", err)
+	}
+	if err := mapDeleteError(syscall.ENOENT, "x"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ENOENT -> %v, want os.ErrNotExist", err)
+	}
+	if err := mapDeleteError(syscall.EPERM, "x"); errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrOffloadedBusy) || err == nil {
+		t.Errorf("EPERM -> %v", err)
+	}
+	if mapDeleteError(nil, "x") != nil {
+		t.Error("nil error mapped to non-nil")
+	}
+}
+
+func TestTCPStateName(t *testing.T) {
+	if tcpStateName(3) != "ESTABLISHED" || tcpStateName(7) != "TIME_WAIT" || tcpStateName(42) != "STATE_42" {
+		t.Error("tcp state names wrong")
+	}
+}
