@@ -200,4 +200,3 @@ func find(flows []status.Flow, proto string, dport uint16) *status.Flow {
 	}
 	return nil
 }
-
