@@ -1,0 +1,58 @@
+#!/bin/sh
+# Cross-builds the fastpath binary for the OpenWrt package architectures:
+# dist/<pkgarch>/fastpath, static (CGO off), stripped, version injected.
+# Also writes dist/VERSION, the OpenWrt package version that ipk.sh uses,
+# so the binary and its package always carry the same version.
+#
+# Usage: src/build/cross.sh [pkgarch...]   (default: all five)
+set -eu
+cd "$(dirname "$0")/../.."
+export GOTOOLCHAIN=local CGO_ENABLED=0
+
+# pkgarch -> Go target. The pkgarch is OpenWrt's package architecture name.
+goenv() {
+	case "$1" in
+	mips_24kc) echo "GOARCH=mips GOMIPS=softfloat" ;;
+	mipsel_24kc) echo "GOARCH=mipsle GOMIPS=softfloat" ;;
+	aarch64_cortex-a53) echo "GOARCH=arm64" ;;
+	arm_cortex-a7_neon-vfpv4) echo "GOARCH=arm GOARM=7" ;;
+	x86_64) echo "GOARCH=amd64" ;;
+	*)
+		echo "cross: unknown package architecture '$1' (known: mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x86_64)" >&2
+		return 1
+		;;
+	esac
+}
+
+# OpenWrt version <PKG_VERSION>-r<N>: PKG_VERSION from the package recipe,
+# N the number of commits (since the tag v<PKG_VERSION>, if there is one),
+# so every commit gets a newer version that opkg and apk both order right.
+package_version() {
+	base=$(sed -n 's/^PKG_VERSION:=//p' package/fastpath/Makefile)
+	[ -n "$base" ] || {
+		echo "cross: no PKG_VERSION:= line in package/fastpath/Makefile" >&2
+		return 1
+	}
+	if git rev-parse -q --verify "refs/tags/v$base" >/dev/null; then
+		n=$(git rev-list --count "v$base..HEAD")
+	else
+		n=$(git rev-list --count HEAD 2>/dev/null || echo 0)
+	fi
+	echo "$base-r$n"
+}
+
+version=${FASTPATH_VERSION:-$(package_version)}
+ldflags="-s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$version"
+arches=${*:-mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x86_64}
+
+mkdir -p dist
+echo "$version" >dist/VERSION
+for arch in $arches; do
+	target=$(goenv "$arch")
+	mkdir -p "dist/$arch"
+	# shellcheck disable=SC2086 # $target is a list of VAR=value words
+	env $target GOOS=linux go build -trimpath -buildvcs=false -ldflags "$ldflags" \
+		-o "dist/$arch/fastpath" ./src/cmd/fastpath
+	size=$(wc -c <"dist/$arch/fastpath")
+	printf 'cross: %-26s %9d bytes  dist/%s/fastpath (%s)\n' "$arch" "$size" "$arch" "$version"
+done
