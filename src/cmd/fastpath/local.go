@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/fastpath-wrt/fastpath/src/daemon"
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/plan"
+	"github.com/fastpath-wrt/fastpath/src/report"
+	"github.com/fastpath-wrt/fastpath/src/version"
+)
+
+// options are the flags every command shares.
+type options struct {
+	root    string
+	json    bool
+	verbose bool
+	socket  string
+}
+
+func newFlags(name string, o *options, withJSON bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("fastpath "+name, flag.ContinueOnError)
+	fs.StringVar(&o.root, "root", "/", "read every file (procfs, sysfs, device tree, /etc, /tmp/sysinfo) below `DIR`")
+	fs.BoolVar(&o.verbose, "v", false, "debug logging")
+	fs.StringVar(&o.socket, "ubus", "", "ubus socket `PATH` (default /var/run/ubus/ubus.sock, then /var/run/ubus.sock)")
+	if withJSON {
+		fs.BoolVar(&o.json, "json", false, "JSON output for scripts")
+	}
+	return fs
+}
+
+func logger(o options) *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(os.Stderr)
+	l.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	if o.verbose {
+		l.SetLevel(logrus.DebugLevel)
+	}
+	return logrus.NewEntry(l)
+}
+
+func printJSON(v any) {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func fail(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "fastpath: "+format+"\n", args...)
+	return 1
+}
+
+func runVersion(args []string) int {
+	fmt.Println("fastpath", version.Version)
+	return 0
+}
+
+func runPrint(args []string) int {
+	var o options
+	if err := newFlags("print", &o, true).Parse(args); err != nil {
+		return 2
+	}
+	snap, err := observe.Observe(o.root)
+	if err != nil {
+		return fail("%v", err)
+	}
+	out := report.NewPrintout(snap, plan.Make(snap, plan.Constraints{}))
+	if o.json {
+		printJSON(out)
+	} else {
+		fmt.Print(out.Text())
+	}
+	return 0
+}
+
+func runApply(args []string) int {
+	var o options
+	if err := newFlags("apply", &o, true).Parse(args); err != nil {
+		return 2
+	}
+	r, err := daemon.NewReconciler(o.root, logger(o))
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer r.Close()
+	st, err := r.Reconcile(context.Background())
+	if o.json {
+		printJSON(st)
+	} else {
+		fmt.Print(report.StatusText(st))
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	return 0
+}
+
+func runDaemon(args []string) int {
+	var o options
+	var cleanup bool
+	fs := newFlags("daemon", &o, false)
+	fs.BoolVar(&cleanup, "cleanup", false, "remove fastpath's tables (flowtable, cut) and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := logger(o)
+	r, err := daemon.NewReconciler(o.root, log)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer r.Close()
+	if cleanup {
+		if err := r.Cleanup(); err != nil {
+			return fail("cleanup: %v", err)
+		}
+		log.Info("fastpath tables removed")
+		return 0
+	}
+	log.Infof("fastpath %s starting", version.Version)
+	if err := daemon.Serve(context.Background(), r, o.socket); err != nil {
+		return fail("%v", err)
+	}
+	return 0
+}
+
+// localStatus reads the kernel without the daemon: the plan as it would
+// be made now beside what the kernel has.
+func localStatus(o options) (any, error) {
+	r, err := daemon.NewReconciler(o.root, logger(o))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if err := r.Observe(); err != nil && !errors.Is(err, daemon.ErrNotApplied) {
+		return nil, err
+	}
+	return r.Status(context.Background()), nil
+}

@@ -1,0 +1,83 @@
+// Package config turns the UCI files fastpath reads (firewall, network,
+// fastpath) into typed, validated settings; bad values fall back to their
+// defaults with a problem that names the option and the fix.
+package config
+
+import (
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+)
+
+// Hardware-offload policies of fastpath.main.hw_offload.
+const (
+	HWFollow = "follow" // do what firewall.@defaults[0].flow_offloading_hw says
+	HWAuto   = "auto"   // hardware wherever the chipset can
+	HWOff    = "off"    // never hardware
+)
+
+// Settings is everything fastpath takes from UCI.
+type Settings struct {
+	Offload  Offload  `json:"offload"`
+	Fastpath Fastpath `json:"fastpath"`
+	Network  Network  `json:"network"`
+	// Problems are values that were ignored, each naming the option and
+	// the fix; the setting's default was used instead.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Offload holds the firewall's own switches, the user's intent.
+type Offload struct {
+	FlowOffloading   bool   `json:"flow_offloading"`
+	FlowOffloadingHW bool   `json:"flow_offloading_hw"`
+	Section          string `json:"section"` // the defaults section's address, for writing back
+}
+
+// Fastpath holds /etc/config/fastpath.
+type Fastpath struct {
+	Enabled       bool                  `json:"enabled"`
+	HWOffload     string                `json:"hw_offload"`
+	CutInFastpath bool                  `json:"cut_in_fastpath"`
+	CutExpiry     time.Duration         `json:"cut_expiry"`
+	CutSetSize    int                   `json:"cut_set_size"`
+	LogLevel      string                `json:"log_level"`
+	ExtraDevices  []string              `json:"extra_devices,omitempty"`
+	Blocklists    []cut.BlocklistConfig `json:"blocklists,omitempty"`
+}
+
+// Network holds the interfaces of /etc/config/network.
+type Network struct {
+	Interfaces []Interface `json:"interfaces"`
+	Devices    []Device    `json:"devices,omitempty"`
+}
+
+// Interface is one `config interface` section.
+type Interface struct {
+	Name     string `json:"name"`
+	Proto    string `json:"proto"`
+	Device   string `json:"device,omitempty"` // option device (21.02+) or ifname
+	Disabled bool   `json:"disabled,omitempty"`
+	// IPIP tunnels (proto ipip).
+	PeerAddr string `json:"peeraddr,omitempty"`
+	IPAddr   string `json:"ipaddr,omitempty"`
+	TunLink  string `json:"tunlink,omitempty"`
+}
+
+// Device is one `config device` section (bridges and their ports).
+type Device struct {
+	Name  string   `json:"name"`
+	Type  string   `json:"type,omitempty"`
+	Ports []string `json:"ports,omitempty"`
+}
+
+// Defaults are the settings of a router without /etc/config/fastpath.
+func Defaults() Fastpath {
+	return Fastpath{
+		Enabled:       true,
+		HWOffload:     HWFollow,
+		CutInFastpath: true,
+		CutExpiry:     10 * time.Second,
+		CutSetSize:    65536,
+		LogLevel:      "info",
+	}
+}

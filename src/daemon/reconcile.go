@@ -1,0 +1,177 @@
+// Package daemon wires fastpath together: it observes, plans, applies and
+// verifies on every change of configuration, links or our own tables, and
+// answers the ubus object's questions from the kernel's truth.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/plan"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/uci"
+	"github.com/fastpath-wrt/fastpath/src/version"
+)
+
+// Reconciler runs observe -> plan -> apply -> verify once per call.
+type Reconciler struct {
+	Root string
+	Log  *logrus.Entry
+
+	nft  *nft.Backend
+	ct   *conntrack.Client
+	cut  *cut.Engine
+	mu   sync.Mutex
+	last result
+	// hwCorrected remembers why flow_offloading_hw was set back to 0, so
+	// later plans still explain why hardware offload is not running.
+	hwCorrected string
+}
+
+// result is what the last reconcile decided and met.
+type result struct {
+	snap observe.Snapshot
+	plan plan.Plan
+	errs []error
+}
+
+// NewReconciler opens the kernel interfaces. A missing conntrack netlink
+// interface is an error: without it nothing can be verified or cut.
+func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
+	r := &Reconciler{Root: root, Log: log}
+	var err error
+	if r.nft, err = nft.New(); err != nil {
+		return nil, fmt.Errorf("nftables: %w", err)
+	}
+	if r.ct, err = conntrack.Open(); err != nil {
+		return nil, fmt.Errorf("conntrack: %w", err)
+	}
+	if r.cut, err = cut.NewEngine(r.ct, log.WithField("part", "cut")); err != nil {
+		return nil, fmt.Errorf("cut: %w", err)
+	}
+	return r, nil
+}
+
+// Close releases the kernel interfaces and leaves the kernel state alone.
+func (r *Reconciler) Close() {
+	r.ct.Close()
+}
+
+// ErrNotApplied is wrapped by Reconcile when the kernel state could not be
+// made to match the plan; the status says why.
+var ErrNotApplied = errors.New("plan not applied")
+
+// Reconcile makes the kernel match the configuration and reports the
+// kernel's truth. It never tears down flows when nothing changed.
+func (r *Reconciler) Reconcile(ctx context.Context) (status.Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snap, err := observe.Observe(r.Root)
+	if err != nil {
+		// Keep the kernel as it is: a half-read config must not turn
+		// offload off or drop the cut.
+		r.last.errs = []error{err}
+		st := r.statusLocked(ctx)
+		return st, fmt.Errorf("%w: %v", ErrNotApplied, err)
+	}
+	res := result{snap: snap}
+	c := plan.Constraints{HWCorrected: r.hwCorrected}
+	p := plan.Make(snap, c)
+	if err := r.applyFlowtable(&p); err != nil && errors.Is(err, nft.ErrHardwareUnsupported) {
+		c.HardwareRefused = err.Error()
+		p = plan.Make(snap, c)
+		err = r.applyFlowtable(&p)
+		res.note(err)
+	} else {
+		res.note(err)
+	}
+	r.applyUCIFixes(&p, &res)
+	res.note(r.applyCut(ctx, p))
+	res.plan = p
+	r.last = res
+	st := r.statusLocked(ctx)
+	if len(res.errs) > 0 {
+		return st, fmt.Errorf("%w: %w", ErrNotApplied, res.errs[0])
+	}
+	return st, nil
+}
+
+func (res *result) note(err error) {
+	if err != nil {
+		res.errs = append(res.errs, err)
+	}
+}
+
+func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
+	if !p.Flowtable.Enabled {
+		if err := r.nft.Cleanup(); err != nil {
+			return fmt.Errorf("removing table inet %s: %w", nft.TableName, err)
+		}
+		return nil
+	}
+	res, err := r.nft.Apply(p.Flowtable)
+	for _, a := range res.Actions {
+		r.Log.Info(a)
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		r.Log.Debug("flowtable already as planned")
+	}
+	return nil
+}
+
+// applyUCIFixes writes the corrections the plan asks for, leaving changes
+// the user has staged in LuCI pending.
+func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) {
+	for _, f := range p.UCIFixes {
+		conflict, err := uci.SetCommitted(r.Root, f.Package, f.Section, f.Option, f.Value)
+		if err != nil {
+			res.note(fmt.Errorf("uci set %s: %w", f, err))
+			continue
+		}
+		r.Log.WithField("reason", f.Reason).Warnf("uci set %s", f)
+		if conflict != nil {
+			r.Log.Warnf("a change staged in LuCI also touches %s.%s.%s: left pending", f.Package, f.Section, f.Option)
+		}
+		if f.Option == "flow_offloading_hw" {
+			r.hwCorrected = p.Mode.Reason
+		}
+	}
+}
+
+func (r *Reconciler) applyCut(ctx context.Context, p plan.Plan) error {
+	if !p.Cut.Enabled {
+		return r.cut.Cleanup()
+	}
+	return r.cut.Sync(p.Cut.Devices, p.Cut.Config)
+}
+
+// Observe plans from a fresh snapshot without applying anything, so
+// Status can compare the plan with the kernel.
+func (r *Reconciler) Observe() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snap, err := observe.Observe(r.Root)
+	if err != nil {
+		r.last = result{errs: []error{err}}
+		return err
+	}
+	r.last = result{snap: snap, plan: plan.Make(snap, plan.Constraints{HWCorrected: r.hwCorrected})}
+	return nil
+}
+
+// Cleanup removes every table fastpath owns. Offloaded flows fall back to
+// the slow path (and to fw4's flowtable, where it has one).
+func (r *Reconciler) Cleanup() error {
+	return errors.Join(r.nft.Cleanup(), r.cut.Cleanup())
+}

@@ -1,0 +1,149 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/vishvananda/netlink"
+)
+
+// settle is how long the loop waits for a burst of events (a bridge
+// coming up fires many) to end before it re-plans once.
+const settle = 300 * time.Millisecond
+
+// Daemon is the long-running service.
+type Daemon struct {
+	*Reconciler
+	kick chan string
+	// onStatus is called after every reconcile, for events.
+	onStatus []func(before, after string, reason string)
+}
+
+// New makes a daemon over a reconciler.
+func New(r *Reconciler) *Daemon {
+	return &Daemon{Reconciler: r, kick: make(chan string, 1)}
+}
+
+// Kick asks for a re-plan; it never blocks.
+func (d *Daemon) Kick(why string) {
+	select {
+	case d.kick <- why:
+	default:
+	}
+}
+
+// Run reconciles now and then on every relevant event until ctx ends.
+// SIGHUP reloads; SIGTERM and SIGINT end the loop and leave the kernel
+// state in place so a restart converges without tearing flows down.
+func (d *Daemon) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+
+	d.watchLinks(ctx)
+	go func() {
+		if err := d.nft.Watch(ctx, func() { d.Kick("nftables change") }); err != nil && ctx.Err() == nil {
+			d.Log.WithError(err).Warn("nftables monitor stopped: a foreign delete of our table is repaired only at the next event")
+		}
+	}()
+	d.reconcile(ctx, "start")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case s := <-sig:
+			if s == syscall.SIGHUP {
+				d.reconcile(ctx, "SIGHUP")
+				continue
+			}
+			d.Log.Infof("%v: stopping, kernel state left in place", s)
+			return nil
+		case why := <-d.kick:
+			d.settle(ctx)
+			d.reconcile(ctx, why)
+		}
+	}
+}
+
+// settle drains kicks until none came for the settle time.
+func (d *Daemon) settle(ctx context.Context) {
+	t := time.NewTimer(settle)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.kick:
+			t.Reset(settle)
+		case <-t.C:
+			return
+		}
+	}
+}
+
+func (d *Daemon) reconcile(ctx context.Context, why string) {
+	before := d.Status(ctx).Mode.Effective
+	st, err := d.Reconcile(ctx)
+	log := d.Log.WithField("trigger", why)
+	if err != nil {
+		log.WithError(err).Error("reconcile")
+	} else {
+		log.WithFields(logrus.Fields{"mode": st.Mode.Effective, "devices": st.Flowtable.Devices}).Debug("reconciled")
+	}
+	if before != st.Mode.Effective {
+		log.Infof("mode %s: %s", st.Mode.Effective, st.Mode.Reason)
+		for _, fn := range d.onStatus {
+			fn(before, st.Mode.Effective, st.Mode.Reason)
+		}
+	}
+}
+
+// watchLinks kicks a re-plan on link, address and route changes.
+func (d *Daemon) watchLinks(ctx context.Context) {
+	links := make(chan netlink.LinkUpdate, 64)
+	addrs := make(chan netlink.AddrUpdate, 64)
+	routes := make(chan netlink.RouteUpdate, 64)
+	done := ctx.Done()
+	opts := netlink.LinkSubscribeOptions{ErrorCallback: func(err error) { d.Log.WithError(err).Warn("link events") }}
+	if err := netlink.LinkSubscribeWithOptions(links, done, opts); err != nil {
+		d.Log.WithError(err).Warn("cannot watch links: devices appearing later are picked up only on SIGHUP or reload")
+	}
+	if err := netlink.AddrSubscribe(addrs, done); err != nil {
+		d.Log.WithError(err).Warn("cannot watch addresses")
+	}
+	if err := netlink.RouteSubscribe(routes, done); err != nil {
+		d.Log.WithError(err).Warn("cannot watch routes: IPIP underlays follow route changes only on reload")
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u, ok := <-links:
+				if !ok {
+					links = nil
+					continue
+				}
+				d.Kick("link " + u.Attrs().Name)
+			case _, ok := <-addrs:
+				if !ok {
+					addrs = nil
+					continue
+				}
+				d.Kick("address change")
+			case _, ok := <-routes:
+				if !ok {
+					routes = nil
+					continue
+				}
+				d.Kick("route change")
+			}
+		}
+	}()
+}

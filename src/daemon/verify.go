@@ -1,0 +1,101 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/report"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/version"
+)
+
+// Status reads the kernel now and reports it beside the last plan.
+func (r *Reconciler) Status(ctx context.Context) status.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.statusLocked(ctx)
+}
+
+func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
+	p, snap := r.last.plan, r.last.snap
+	st := status.Status{
+		Version:   version.Version,
+		Mode:      p.Mode,
+		Decisions: p.Decisions,
+		Platform:  snap.Platform,
+		Kernel:    snap.Kernel,
+		Tunnels:   p.Tunnels,
+		Errors:    []string{},
+	}
+	for _, err := range r.last.errs {
+		st.Errors = append(st.Errors, err.Error())
+		if errors.Is(err, nft.ErrNoFlowtable) {
+			st.Kernel.Flowtable = false
+			st.Kernel.Missing = append(st.Kernel.Missing, err.Error())
+		}
+	}
+	if st.Tunnels == nil {
+		st.Tunnels = []status.Tunnel{}
+	}
+	st.Flowtable = status.Flowtable{
+		Table:   "inet " + nft.TableName,
+		Name:    nft.FlowtableName,
+		Devices: p.Flowtable.Devices,
+		Flags:   report.Flags(p.Flowtable),
+	}
+	if st.Flowtable.Devices == nil {
+		st.Flowtable.Devices = []string{}
+	}
+	k, err := r.nft.Read()
+	if err != nil {
+		st.Errors = append(st.Errors, "reading table inet "+nft.TableName+": "+err.Error())
+	}
+	st.Flowtable.Kernel = k
+	st.Flowtable.InSync = inSync(p.Flowtable, k)
+	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
+	if counts, err := r.ct.Counts(); err != nil {
+		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
+	} else {
+		st.Flows = counts
+	}
+	st.Cut = r.cut.Summary()
+	return st
+}
+
+// effective is the mode the kernel really runs, with the plan's reason
+// when it agrees and the first error when it does not.
+func effective(m status.Mode, want nft.Spec, k nft.Kernel, errs []string) (string, string) {
+	got := status.ModeOff
+	if k.FlowtablePresent && k.ForwardRule && len(k.Devices) > 0 {
+		got = status.ModeSoftware
+		if k.Hardware {
+			got = status.ModeHardware
+		}
+	}
+	if got == m.Effective || (m.Effective == "" && got == status.ModeOff) {
+		return got, m.Reason
+	}
+	why := "the kernel does not have the planned flowtable"
+	if len(errs) > 0 {
+		why = errs[0]
+	} else if want.Enabled && len(want.Devices) == 0 {
+		why = "no device to offload on yet"
+	}
+	return got, m.Reason + "; but " + why
+}
+
+func inSync(want nft.Spec, k nft.Kernel) bool {
+	if !want.Enabled {
+		return !k.TablePresent
+	}
+	return k.FlowtablePresent && k.ForwardRule && k.Hardware == want.Hardware &&
+		k.Counter == want.Counter && slices.Equal(sorted(k.Devices), want.Devices)
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}

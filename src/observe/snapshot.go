@@ -1,0 +1,80 @@
+// Package observe gathers one snapshot of the router — UCI settings,
+// platform, routes and kernel features — from a root directory. Nothing
+// else in fastpath reads the system's configuration.
+package observe
+
+import (
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// Snapshot is everything planning needs, read at one moment.
+type Snapshot struct {
+	Root     string          `json:"root"`
+	Settings config.Settings `json:"settings"`
+	Platform platform.Info   `json:"platform"`
+	Routes   []Route         `json:"routes"`
+	Kernel   status.Kernel   `json:"kernel"`
+}
+
+// Observe reads the snapshot below root ("/" on a router). A UCI file that
+// does not parse is an error; everything else degrades to what was found.
+func Observe(root string) (Snapshot, error) {
+	s := Snapshot{Root: root}
+	var err error
+	if s.Settings, err = config.Load(root); err != nil {
+		return s, err
+	}
+	if s.Platform, err = platform.Detect(root); err != nil {
+		return s, err
+	}
+	if s.Routes, err = readRoutes(root); err != nil {
+		return s, err
+	}
+	s.Kernel = KernelFeatures(root, s.Platform.Kernel)
+	return s, nil
+}
+
+func readRoutes(root string) ([]Route, error) {
+	var routes []Route
+	if data, err := os.ReadFile(filepath.Join(root, "proc/net/route")); err == nil {
+		r, err := ParseIPv4Routes(data, binary.NativeEndian)
+		if err != nil {
+			// A big-endian router's file read elsewhere (a fixture):
+			// the masks are contiguous only in the right byte order.
+			r, err = ParseIPv4Routes(data, otherEndian())
+		}
+		if err != nil {
+			return nil, err
+		}
+		routes = append(routes, r...)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if data, err := os.ReadFile(filepath.Join(root, "proc/net/ipv6_route")); err == nil {
+		r, err := ParseIPv6Routes(data)
+		if err != nil {
+			return nil, err
+		}
+		routes = append(routes, r...)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return routes, nil
+}
+
+func otherEndian() binary.ByteOrder {
+	var b [2]byte
+	binary.NativeEndian.PutUint16(b[:], 1)
+	if b[0] == 1 {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}

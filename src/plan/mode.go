@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// mode decides the requested and effective offload mode. The firewall's
+// switches are the user's intent; fastpath.main.hw_offload is its policy
+// for hardware; the chipset and the kernel have the last word.
+func (p *Plan) mode(s observe.Snapshot, c Constraints) status.Mode {
+	off, fp := s.Settings.Offload, s.Settings.Fastpath
+	chip := chipName(s)
+	if s.Platform.HWOffloadReason != "" {
+		p.note("platform", "%s", s.Platform.HWOffloadReason)
+	}
+	m := status.Mode{Requested: status.ModeOff}
+	switch {
+	case !off.FlowOffloading:
+		m.Effective = status.ModeOff
+		m.Reason = "flow offloading is off (firewall.@defaults[0].flow_offloading=0)"
+	case fp.HWOffload == config.HWAuto:
+		m.Requested = status.ModeHardware
+		m.Reason = "hw_offload=auto: hardware offload wherever the chipset can"
+	case off.FlowOffloadingHW && fp.HWOffload == config.HWOff:
+		m.Requested = status.ModeSoftware
+		m.Reason = "flow_offloading_hw=1, but fastpath.main.hw_offload=off: software offload"
+	case off.FlowOffloadingHW:
+		m.Requested = status.ModeHardware
+		m.Reason = "hardware offload requested (firewall.@defaults[0].flow_offloading_hw=1)"
+	case c.HWCorrected != "":
+		m.Requested = status.ModeSoftware
+		m.Reason = c.HWCorrected + " (flow_offloading_hw was set back to 0)"
+	default:
+		m.Requested = status.ModeSoftware
+		m.Reason = "software offload requested (firewall.@defaults[0].flow_offloading=1)"
+	}
+	if m.Requested == status.ModeOff {
+		p.note("mode", "%s", m.Reason)
+		if !p.Enabled {
+			p.note("mode", "fastpath is disabled (fastpath.main.enabled=0): its tables are removed")
+		}
+		return m
+	}
+	m.Effective = m.Requested
+	if m.Requested == status.ModeHardware {
+		switch {
+		case !s.Platform.HWOffloadCapable:
+			m.Effective = status.ModeSoftware
+			m.Reason = fmt.Sprintf("hw offload requested, but %s has no flow-offload engine: software offload", chip)
+		case c.HardwareRefused != "":
+			m.Effective = status.ModeSoftware
+			m.Reason = fmt.Sprintf("hw offload requested, but the kernel refused it on these devices (%s): software offload", c.HardwareRefused)
+		default:
+			m.Reason = fmt.Sprintf("hardware offload on %s (%s)", chip, s.Platform.HWOffloadEngine)
+		}
+	}
+	if !p.Enabled {
+		m.Effective = status.ModeOff
+		m.Reason = "fastpath is disabled (fastpath.main.enabled=0): its tables are removed and fw4's own flowtable, if any, does the offloading"
+	}
+	p.note("mode", "%s", m.Reason)
+	if p.Enabled && off.FlowOffloadingHW && m.Effective != status.ModeHardware && m.Requested == status.ModeHardware {
+		p.UCIFixes = append(p.UCIFixes, UCIFix{
+			Package: "firewall", Section: "@defaults[0]", Option: "flow_offloading_hw", Value: "0",
+			Reason: "hardware offload cannot run here, and fw4 fails to load a flowtable with flags offload that the kernel refuses",
+		})
+		p.note("uci", "firewall.@defaults[0].flow_offloading_hw set to 0 so fw4 keeps loading")
+	}
+	return m
+}
+
+func chipName(s observe.Snapshot) string {
+	if s.Platform.SoC == "" || s.Platform.SoC == "unknown" {
+		return "this chipset"
+	}
+	return upper(s.Platform.SoC)
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,106 @@
+// Package plan decides, without touching anything, what fastpath should
+// make of a snapshot: the offload mode, the flowtable's devices (IPIP
+// underlays included), the cut's devices and the UCI corrections — each
+// with the reason a person can read.
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// Plan is the desired state.
+type Plan struct {
+	Enabled   bool              `json:"enabled"` // fastpath.main.enabled
+	Mode      status.Mode       `json:"mode"`
+	Flowtable nft.Spec          `json:"flowtable"`
+	Tunnels   []status.Tunnel   `json:"tunnels"`
+	Cut       Cut               `json:"cut"`
+	UCIFixes  []UCIFix          `json:"uci_fixes,omitempty"`
+	Decisions []status.Decision `json:"decisions"`
+}
+
+// Cut is where and how the verdict cut runs.
+type Cut struct {
+	Enabled    bool       `json:"enabled"`
+	InFastpath bool       `json:"in_fastpath"`
+	Devices    []string   `json:"devices"`
+	Config     cut.Config `json:"config"`
+}
+
+// UCIFix is an option fastpath corrects so the firewall stays loadable.
+type UCIFix struct {
+	Package string `json:"package"`
+	Section string `json:"section"`
+	Option  string `json:"option"`
+	Value   string `json:"value"`
+	Reason  string `json:"reason"`
+}
+
+func (f UCIFix) String() string {
+	return fmt.Sprintf("%s.%s.%s=%s", f.Package, f.Section, f.Option, f.Value)
+}
+
+// Constraints are what an earlier apply learned from the kernel.
+type Constraints struct {
+	// HardwareRefused is set when the kernel refused "flags offload" on
+	// the planned devices; the text is the kernel's answer.
+	HardwareRefused string
+	// HWCorrected is the reason fastpath set flow_offloading_hw back to 0
+	// earlier, so the mode keeps explaining itself after the correction.
+	HWCorrected string
+}
+
+// Make computes the plan. It is pure: same inputs, same plan.
+func Make(s observe.Snapshot, c Constraints) Plan {
+	p := Plan{Enabled: s.Settings.Fastpath.Enabled}
+	for _, pr := range s.Settings.Problems {
+		p.note("config", pr)
+	}
+	devices := p.flowtableDevices(s)
+	p.Mode = p.mode(s, c)
+	p.Flowtable = nft.Spec{
+		Enabled:  p.Enabled && p.Mode.Effective != status.ModeOff,
+		Devices:  devices,
+		Hardware: p.Mode.Effective == status.ModeHardware,
+		Counter:  true,
+	}
+	if p.Flowtable.Enabled && len(devices) == 0 {
+		p.note("device", "no routed interface has a device that exists now: the flowtable has no devices until one appears")
+	}
+	p.markTunnels(s)
+	p.Cut = Cut{
+		Enabled:    p.Enabled,
+		InFastpath: p.Enabled && s.Settings.Fastpath.CutInFastpath,
+		Devices:    devices,
+		Config: cut.Config{
+			Enabled:    p.Enabled,
+			InFastpath: p.Enabled && s.Settings.Fastpath.CutInFastpath,
+			Expiry:     s.Settings.Fastpath.CutExpiry,
+			SetSize:    s.Settings.Fastpath.CutSetSize,
+			Blocklists: s.Settings.Fastpath.Blocklists,
+		},
+	}
+	if p.Enabled && !s.Settings.Fastpath.CutInFastpath {
+		p.note("cut", "cut_in_fastpath is off: a cut only deletes the conntrack entry, and a sender that keeps sending reaches the stack")
+	}
+	return p
+}
+
+func (p *Plan) note(topic, format string, args ...any) {
+	p.Decisions = append(p.Decisions, status.Decision{Topic: topic, Reason: fmt.Sprintf(format, args...)})
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"bufio"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/plan"
+	"github.com/fastpath-wrt/fastpath/src/uci"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output of the print golden cases")
+
+const boardsDir = "../testdata/boards"
+
+// A print case is one file: a description line, the board fixture, UCI
+// options set on top of it, a separator, and the expected `fastpath print`.
+//
+//	# Archer C7 v2, hardware offload asked for
+//	board: archer-c7-v2
+//	set: firewall.@defaults[0].flow_offloading=1
+//	----
+//	<expected output>
+type printCase struct {
+	board string
+	sets  [][4]string // package, section, option, value
+	want  string
+	head  string
+}
+
+func readCase(t *testing.T, path string) printCase {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, want, found := strings.Cut(string(data), "----\n")
+	if !found {
+		t.Fatalf("%s: no ---- line between the inputs and the expected output", path)
+	}
+	c := printCase{want: want, head: head}
+	sc := bufio.NewScanner(strings.NewReader(head))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "#"), strings.TrimSpace(line) == "":
+		case strings.HasPrefix(line, "board: "):
+			c.board = strings.TrimPrefix(line, "board: ")
+		case strings.HasPrefix(line, "set: "):
+			kv := strings.TrimPrefix(line, "set: ")
+			key, value, ok := strings.Cut(kv, "=")
+			parts := strings.SplitN(key, ".", 3)
+			if !ok || len(parts) != 3 {
+				t.Fatalf("%s: %q is not package.section.option=value", path, line)
+			}
+			c.sets = append(c.sets, [4]string{parts[0], parts[1], parts[2], value})
+		default:
+			t.Fatalf("%s: unknown input line %q (want board:, set: or #)", path, line)
+		}
+	}
+	if c.board == "" {
+		t.Fatalf("%s: no board: line", path)
+	}
+	return c
+}
+
+// fixtureRoot copies a board tree, symlinks included, so a case can
+// change its UCI files.
+func fixtureRoot(t *testing.T, board string) string {
+	t.Helper()
+	src := filepath.Join(boardsDir, board)
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("board fixture %s is missing: create src/testdata/boards/%s", src, board)
+	}
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		default:
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, 0o644)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestPrintGolden(t *testing.T) {
+	cases, _ := filepath.Glob("testdata/print/*.txt")
+	if len(cases) == 0 {
+		t.Fatal("no cases in testdata/print")
+	}
+	for _, path := range cases {
+		name := strings.TrimSuffix(filepath.Base(path), ".txt")
+		t.Run(name, func(t *testing.T) {
+			c := readCase(t, path)
+			root := fixtureRoot(t, c.board)
+			for _, s := range c.sets {
+				if _, err := uci.SetCommitted(root, s[0], s[1], s[2], s[3]); err != nil {
+					t.Fatalf("set %v: %v", s, err)
+				}
+			}
+			snap, err := observe.Observe(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := NewPrintout(snap, plan.Make(snap, plan.Constraints{})).Text()
+			if *update {
+				if err := os.WriteFile(path, []byte(c.head+"----\n"+got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got != c.want {
+				t.Errorf("fastpath print differs (go test ./src/report -update rewrites it)\n--- got\n%s--- want\n%s", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// StatusText is `fastpath status` for people.
+func StatusText(st status.Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mode        %s (requested %s)\n", orDash(st.Mode.Effective), orDash(st.Mode.Requested))
+	fmt.Fprintf(&b, "why         %s\n", st.Mode.Reason)
+	p := st.Platform
+	fmt.Fprintf(&b, "platform    %s, soc %s: %s\n", orDash(p.BoardName), orDash(p.SoC), p.HWOffloadReason)
+	k := st.Flowtable.Kernel
+	if k.FlowtablePresent {
+		flags := []string{}
+		if k.Hardware {
+			flags = append(flags, "offload")
+		}
+		if k.Counter {
+			flags = append(flags, "counter")
+		}
+		fmt.Fprintf(&b, "flowtable   %s %s in the kernel: devices %s, flags %s%s\n", st.Flowtable.Table, st.Flowtable.Name,
+			list(k.Devices), list(flags), yesNo(st.Flowtable.InSync, "", " (differs from the plan: "+list(st.Flowtable.Devices)+")"))
+	} else {
+		fmt.Fprintf(&b, "flowtable   none in the kernel (planned devices %s)\n", list(st.Flowtable.Devices))
+	}
+	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)\n", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
+	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP rx acceleration %s\n", orDash(st.Kernel.Release),
+		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"))
+	for _, m := range st.Kernel.Missing {
+		fmt.Fprintf(&b, "            %s\n", m)
+	}
+	for _, t := range st.Tunnels {
+		fmt.Fprintf(&b, "tunnel      %s: %s\n", t.Device, t.Reason)
+	}
+	c := st.Cut
+	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",
+		yesNo(c.InFastpath, "in the fast path", yesNo(c.Enabled, "conntrack deletion only", "off")), c.Active, c.FramesDropped)
+	for _, e := range st.Errors {
+		fmt.Fprintf(&b, "error       %s\n", e)
+	}
+	return b.String()
+}
+
+// FlowsText is `fastpath flows` for people: one line a flow.
+func FlowsText(flows []status.Flow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-5s %-8s %-47s %-47s %-12s %10s %12s\n", "PROTO", "OFFLOAD", "ORIGINAL", "REPLY", "STATE", "PACKETS", "BYTES")
+	for _, f := range flows {
+		fmt.Fprintf(&b, "%-5s %-8s %-47s %-47s %-12s %10d %12d\n", f.Proto, orDash(f.Offload),
+			endpoint(f.Original.Src, f.Original.SrcPort)+" > "+endpoint(f.Original.Dst, f.Original.DstPort),
+			endpoint(f.Reply.Src, f.Reply.SrcPort)+" > "+endpoint(f.Reply.Dst, f.Reply.DstPort),
+			orDash(f.State), f.Packets, f.Bytes)
+	}
+	return b.String()
+}
+
+func endpoint(addr string, port uint16) string {
+	if strings.Contains(addr, ":") {
+		return fmt.Sprintf("[%s]:%d", addr, port)
+	}
+	return fmt.Sprintf("%s:%d", addr, port)
+}
+
+func list(s []string) string {
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, ", ")
+}
