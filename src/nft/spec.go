@@ -28,4 +28,7 @@ type Kernel struct {
 	Hook             string   `json:"hook,omitempty"`
 	Priority         int32    `json:"priority"`
 	ForwardRule      bool     `json:"forward_rule"` // our "flow add @ft" rule is in place
+
+	Handle       uint64 `json:"handle,omitempty"` // flowtable handle: unchanged while the flowtable lives
+	ChainPresent bool   `json:"chain_present"`    // our forward chain exists (hook and priority may still differ)
 }

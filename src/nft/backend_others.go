@@ -1,0 +1,21 @@
+//go:build !linux
+
+package nft
+
+import (
+	"context"
+	"errors"
+)
+
+var errNotLinux = errors.New("nft: nftables exists only on Linux")
+
+// Backend is unavailable outside Linux.
+type Backend struct{}
+
+func New() (*Backend, error)                                       { return nil, errNotLinux }
+func NewInNetNS(fd int) (*Backend, error)                          { return nil, errNotLinux }
+func (b *Backend) Apply(s Spec) (Result, error)                    { return Result{}, errNotLinux }
+func (b *Backend) ApplyWithFallback(s Spec) (Result, error)        { return Result{}, errNotLinux }
+func (b *Backend) Read() (Kernel, error)                           { return Kernel{}, errNotLinux }
+func (b *Backend) Cleanup() error                                  { return errNotLinux }
+func (b *Backend) Watch(ctx context.Context, changed func()) error { return errNotLinux }

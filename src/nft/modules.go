@@ -1,0 +1,28 @@
+package nft
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// moduleLoaded reports whether root's /proc/modules lists the module or
+// root's /sys/module has a directory for it.
+func moduleLoaded(root, name string) bool {
+	if _, err := os.Stat(filepath.Join(root, "sys/module", name)); err == nil {
+		return true
+	}
+	f, err := os.Open(filepath.Join(root, "proc/modules"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) > 0 && fields[0] == name {
+			return true
+		}
+	}
+	return false
+}
