@@ -117,9 +117,27 @@ func (c *Client) Delete(f status.Flow) error {
 // Events calls fn for every new and destroyed connection until ctx ends
 // or the socket fails. fn runs on one goroutine, in the kernel's order.
 func (c *Client) Events(ctx context.Context, fn func(Event)) error {
+	s, err := c.Subscribe()
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, fn)
+}
+
+// Subscription is an open socket on conntrack's new and destroy groups.
+// Opening it apart from Run lets a caller open it in the network namespace
+// it means and read it from any goroutine.
+type Subscription struct {
+	conn *ct.Conn
+	evs  chan ct.Event
+	errs chan error
+}
+
+// Subscribe joins the new and destroy event groups.
+func (c *Client) Subscribe() (*Subscription, error) {
 	lc, err := ct.Dial(nil)
 	if err != nil {
-		return fmt.Errorf("open ctnetlink for events: %w", err)
+		return nil, fmt.Errorf("open ctnetlink for events: %w", err)
 	}
 	// A large buffer: a burst of new connections must not overflow it.
 	_ = lc.SetReadBuffer(4 << 20)
@@ -127,16 +145,22 @@ func (c *Client) Events(ctx context.Context, fn func(Event)) error {
 	errs, err := lc.Listen(evs, 1, []netfilter.NetlinkGroup{netfilter.GroupCTNew, netfilter.GroupCTDestroy})
 	if err != nil {
 		lc.Close()
-		return fmt.Errorf("listen for conntrack events: %w", err)
+		return nil, fmt.Errorf("listen for conntrack events: %w", err)
 	}
-	defer lc.Close()
+	return &Subscription{conn: lc, evs: evs, errs: errs}, nil
+}
+
+// Run calls fn for each event until ctx ends (then it returns nil) or the
+// socket fails. It closes the subscription when it returns.
+func (s *Subscription) Run(ctx context.Context, fn func(Event)) error {
+	defer s.conn.Close()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-errs:
+		case err := <-s.errs:
 			return fmt.Errorf("conntrack events: %w", err)
-		case ev := <-evs:
+		case ev := <-s.evs:
 			if ev.Flow == nil {
 				continue
 			}

@@ -24,3 +24,9 @@ func (c *Client) FlowsWithAddress(netip.Prefix) ([]status.Flow, error) { return 
 func (c *Client) Counts() (status.FlowCounts, error)                   { return status.FlowCounts{}, errNotLinux }
 func (c *Client) Delete(status.Flow) error                             { return errNotLinux }
 func (c *Client) Events(context.Context, func(Event)) error            { return errNotLinux }
+
+// Subscription is an open conntrack event socket; only on Linux.
+type Subscription struct{}
+
+func (c *Client) Subscribe() (*Subscription, error)            { return nil, errNotLinux }
+func (s *Subscription) Run(context.Context, func(Event)) error { return errNotLinux }
