@@ -1,0 +1,534 @@
+'use strict';
+'require baseclass';
+
+/*
+ * Turns the answers of the `fastpath` ubus object into the words, numbers
+ * and rows the views show. Pure functions only: no rpc, no DOM, so the
+ * same code is tested in node against answers recorded from the daemon.
+ */
+
+function list(v) {
+	return Array.isArray(v) ? v : [];
+}
+
+function num(v) {
+	var n = +v;
+	return isFinite(n) ? n : 0;
+}
+
+/* Counters are 64 bit: print them whole, never through a 32-bit %d. */
+function int(v) {
+	return Math.floor(num(v)).toFixed(0);
+}
+
+/* The chip's marketing name ("qca9558" -> "QCA9558"), or null if unknown. */
+function chip(platform) {
+	var soc = platform ? platform.soc : null;
+
+	if (!soc || soc == 'unknown')
+		return null;
+
+	return String(soc).toUpperCase();
+}
+
+/* Accepts a Status (which nests the platform) or a bare platform Info. */
+function platformOf(answer) {
+	if (answer && answer.platform && typeof(answer.platform) == 'object')
+		return answer.platform;
+
+	return answer || {};
+}
+
+function modeLabel(mode) {
+	switch (mode) {
+	case 'off':      return _('Off');
+	case 'software': return _('Software offload');
+	case 'hardware': return _('Hardware offload');
+	case 'auto':     return _('Automatic');
+	default:         return mode ? String(mode) : _('Unknown');
+	}
+}
+
+/* One plain sentence saying what really runs and, if it differs, what was asked. */
+function modeSentence(status) {
+	var m = (status && status.mode) || {},
+	    p = platformOf(status),
+	    c = chip(p),
+	    req = m.requested,
+	    eff = m.effective;
+
+	if (eff == 'hardware') {
+		if (p.hw_offload_engine && c)
+			return _('Flows are offloaded in hardware by the %s of the %s.').format(p.hw_offload_engine, c);
+
+		return _('Flows are offloaded in hardware.');
+	}
+
+	if (eff == 'software') {
+		if (req == 'hardware' || req == 'auto') {
+			if (!p.hw_offload_capable)
+				return c
+					? _('Hardware offload is not possible on %s; flows are offloaded in software.').format(c)
+					: _('Hardware offload is not possible on this router; flows are offloaded in software.');
+
+			return _('Hardware offload was requested but is not running; flows are offloaded in software.');
+		}
+
+		if (p.hw_offload_capable && c)
+			return _('Flows are offloaded in software; the %s could offload them in hardware.').format(c);
+
+		return _('Flows are offloaded in software.');
+	}
+
+	if (!req || req == 'off')
+		return _('Flow offloading is off: every packet takes the normal path through the firewall.');
+
+	return _('%s was requested but is not running: no flow is offloaded.').format(modeLabel(req));
+}
+
+function flowCountsSentence(counts) {
+	var total = num(counts && counts.total),
+	    offloaded = num(counts && counts.offloaded),
+	    hardware = num(counts && counts.hw_offloaded),
+	    software = Math.max(offloaded - hardware, 0);
+
+	if (total == 0)
+		return _('No flows are tracked right now.');
+
+	if (offloaded == 0)
+		return _('None of the %d tracked flows is offloaded.').format(total);
+
+	return _('%d of %d tracked flows are offloaded: %d in software, %d in hardware.')
+		.format(offloaded, total, software, hardware);
+}
+
+function flagsOfKernel(k) {
+	var flags = [];
+
+	if (k && k.hardware)
+		flags.push('offload');
+
+	if (k && k.counter)
+		flags.push('counter');
+
+	return flags;
+}
+
+function words(v) {
+	var l = list(v);
+	return l.length ? l.join(', ') : _('none');
+}
+
+/*
+ * What the kernel has against what the plan wants. Returns
+ * { sentence, planned_devices, kernel_devices, planned_flags, kernel_flags }.
+ */
+function flowtableState(ft) {
+	var k = (ft && ft.kernel) || {},
+	    res = {
+		name: '%s %s'.format((ft && ft.table) || 'inet fastpath', (ft && ft.name) || 'ft'),
+		planned_devices: words(ft && ft.devices),
+		kernel_devices: words(k.devices),
+		planned_flags: words(ft && ft.flags),
+		kernel_flags: words(flagsOfKernel(k)),
+		in_sync: !!(ft && ft.in_sync)
+	};
+
+	if (!k.table_present)
+		res.sentence = _('The kernel has no fastpath table.');
+	else if (!k.flowtable_present)
+		res.sentence = _('The kernel has the fastpath table but no flowtable in it.');
+	else if (ft.in_sync)
+		res.sentence = _('The kernel\'s flowtable matches the plan.');
+	else
+		res.sentence = _('The kernel\'s flowtable differs from the plan.');
+
+	if (k.table_present && !k.forward_rule)
+		res.sentence += ' ' + _('The forward rule that adds flows to it is missing.');
+
+	return res;
+}
+
+function yesNo(v) {
+	return v ? _('yes') : _('no');
+}
+
+/* The kernel features fastpath depends on, as [label, yes/no] rows. */
+function kernelRows(k) {
+	k = k || {};
+
+	return [
+		[ _('Flowtable'), yesNo(k.flowtable) ],
+		[ _('Netdev ingress tables (for cuts)'), yesNo(k.netdev_table) ],
+		[ _('IPIP receive acceleration'), yesNo(k.ipip_rx_accel) ],
+		[ _('Deleting offloaded connections'), yesNo(k.ct_delete_offloaded) ]
+	];
+}
+
+function tunnelSentence(t) {
+	var under = t.underlay || _('an unknown device');
+
+	return (t.in_fastpath
+		? _('%s (%s) reaches %s over %s, which is in the fast path.')
+		: _('%s (%s) reaches %s over %s, which is not in the fast path.')
+	).format(t.device || '?', t.interface || '?', t.remote || '?', under);
+}
+
+function kindLabel(kind) {
+	switch (kind) {
+	case 'nftset': return _('nftables set');
+	case 'file':   return _('file');
+	case 'uci':
+	case 'list':   return _('address list');
+	default:       return kind ? String(kind) : _('unknown');
+	}
+}
+
+function blocklistLine(b) {
+	return _('%s (%s %s): %d entries').format(b.name || '?', kindLabel(b.kind), b.source || '', num(b.entries));
+}
+
+function cutSummarySentence(s) {
+	s = s || {};
+
+	if (!s.enabled)
+		return _('Cutting connections is off.');
+
+	if (!s.in_fastpath)
+		return _('A cut only deletes the connection\'s conntrack entry; its frames are not dropped in the fast path.');
+
+	return _('Cut connections are dropped in the fast path on %s, before the flowtable; a cut stays while frames keep coming and ends %s after the last one.')
+		.format(words(s.devices), duration(s.expiry_s));
+}
+
+function cutCountsSentence(s) {
+	s = s || {};
+
+	return _('%d active cuts, %s frames dropped.').format(num(s.active), int(s.frames_dropped));
+}
+
+/* 1536 -> "1.50 KiB" */
+function bytes(n) {
+	var units = [ 'KiB', 'MiB', 'GiB', 'TiB', 'PiB' ], v = num(n), i = -1;
+
+	if (v < 1024)
+		return int(v) + ' B';
+
+	while (v >= 1024 && i < units.length - 1) {
+		v /= 1024;
+		i++;
+	}
+
+	return v.toFixed(2) + ' ' + units[i];
+}
+
+/* bits per second -> "12.30 Mbit/s" */
+function bitrate(bps) {
+	var units = [ 'kbit/s', 'Mbit/s', 'Gbit/s', 'Tbit/s' ], v = num(bps), i = -1;
+
+	if (v < 1000)
+		return Math.round(v) + ' bit/s';
+
+	while (v >= 1000 && i < units.length - 1) {
+		v /= 1000;
+		i++;
+	}
+
+	return v.toFixed(2) + ' ' + units[i];
+}
+
+/* seconds -> "45s", "2m 05s", "1h 02m", "3d 04h" */
+function duration(seconds) {
+	var s = Math.max(Math.round(num(seconds)), 0),
+	    d = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24,
+	    m = Math.floor(s / 60) % 60, r = s % 60;
+
+	function two(x) { return (x < 10 ? '0' : '') + x; }
+
+	if (d > 0) return d + 'd ' + two(h) + 'h';
+	if (h > 0) return h + 'h ' + two(m) + 'm';
+	if (m > 0) return m + 'm ' + two(r) + 's';
+	return r + 's';
+}
+
+/* RFC 3339 time -> "2m 05s ago"; Go's zero time and garbage -> null. */
+function age(since, nowMs) {
+	var t = Date.parse(since);
+
+	if (!isFinite(t) || new Date(t).getUTCFullYear() < 2000)
+		return null;
+
+	return _('%s ago').format(duration(Math.max(nowMs - t, 0) / 1000));
+}
+
+function endpoint(addr, port) {
+	var a = addr || '?';
+
+	if (!num(port))
+		return a;
+
+	return (a.indexOf(':') >= 0 ? '[' + a + ']' : a) + ':' + num(port);
+}
+
+/* One direction of a connection: "192.168.1.23:51234 → 93.184.216.34:443" */
+function tuple(t) {
+	t = t || {};
+	return endpoint(t.src, t.sport) + ' \u2192 ' + endpoint(t.dst, t.dport);
+}
+
+function offloadLabel(offload) {
+	switch (offload) {
+	case 'software': return _('Software');
+	case 'hardware': return _('Hardware');
+	default:         return _('No');
+	}
+}
+
+/* MT7621 hardware flows may carry no counters: say so instead of "0 B". */
+function counters(flow) {
+	if (flow.offload == 'hardware' && !num(flow.packets) && !num(flow.bytes))
+		return _('not counted by the hardware');
+
+	return _('%s packets, %s').format(int(flow.packets), bytes(flow.bytes));
+}
+
+/* Everything a flows table row shows, as text. */
+function flowRow(flow) {
+	return {
+		id: flow.id,
+		proto: String(flow.proto || '?').toUpperCase(),
+		family: flow.family == 'ipv6' ? 'IPv6' : 'IPv4',
+		state: flow.state || '',
+		original: tuple(flow.original),
+		reply: tuple(flow.reply),
+		offload: offloadLabel(flow.offload),
+		counters: counters(flow),
+		timeout: duration(flow.timeout_s)
+	};
+}
+
+/* Sortable address key: every number zero padded, IPv4 before IPv6. */
+function addrKey(addr) {
+	var a = String(addr || '');
+
+	if (a.indexOf(':') < 0)
+		return '4 ' + a.split('.').map(function(p) { return ('000' + p).slice(-3); }).join('.');
+
+	var halves = a.split('::'), head = halves[0] ? halves[0].split(':') : [],
+	    tail = (halves.length > 1 && halves[1]) ? halves[1].split(':') : [], groups = head.slice();
+
+	for (var i = head.length + tail.length; i < 8 && halves.length > 1; i++)
+		groups.push('0');
+
+	groups = groups.concat(tail);
+
+	return '6 ' + groups.map(function(g) { return ('0000' + g.toLowerCase()).slice(-4); }).join(':');
+}
+
+var sortKeys = {
+	id: function(f) { return num(f.id); },
+	proto: function(f) { return String(f.proto || ''); },
+	src: function(f) { return addrKey(f.original && f.original.src) + ' ' + ('00000' + num(f.original && f.original.sport)).slice(-5); },
+	dst: function(f) { return addrKey(f.original && f.original.dst) + ' ' + ('00000' + num(f.original && f.original.dport)).slice(-5); },
+	offload: function(f) { return f.offload == 'hardware' ? 2 : (f.offload == 'software' ? 1 : 0); },
+	packets: function(f) { return num(f.packets); },
+	bytes: function(f) { return num(f.bytes); },
+	timeout: function(f) { return num(f.timeout_s); }
+};
+
+/* A sorted copy; ties keep conntrack's order. `rates` (id -> bit/s) enables key "rate". */
+function sortFlows(flows, key, descending, rates) {
+	var get = (key == 'rate')
+		? function(f) { return num(rates && rates[f.id]); }
+		: (sortKeys[key] || sortKeys.id);
+
+	return list(flows).map(function(f, i) { return [ get(f), i, f ]; }).sort(function(a, b) {
+		var c = (a[0] < b[0]) ? -1 : (a[0] > b[0] ? 1 : 0);
+		return (descending ? -c : c) || (a[1] - b[1]);
+	}).map(function(e) { return e[2]; });
+}
+
+/*
+ * Client-side filter. `f.text` matches addresses, ports, protocol and state
+ * (case-insensitive); `f.offload` is '', 'any', 'none', 'software' or
+ * 'hardware' like the ubus method's argument; `f.proto` is exact.
+ */
+function filterFlows(flows, f) {
+	f = f || {};
+
+	var text = String(f.text || '').trim().toLowerCase();
+
+	return list(flows).filter(function(flow) {
+		if (f.proto && flow.proto != f.proto)
+			return false;
+
+		switch (f.offload || '') {
+		case 'any':      if (!flow.offload) return false; break;
+		case 'none':     if (flow.offload) return false; break;
+		case 'software':
+		case 'hardware': if (flow.offload != f.offload) return false; break;
+		}
+
+		if (!text)
+			return true;
+
+		var o = flow.original || {}, r = flow.reply || {},
+		    hay = [ flow.proto, flow.state, o.src, o.dst, o.sport, o.dport, r.src, r.dst, r.sport, r.dport ]
+			.join(' ').toLowerCase();
+
+		return hay.indexOf(text) >= 0;
+	});
+}
+
+/* Per-flow bit/s between two polls, by flow id; flows that restarted are left out. */
+function flowRates(previous, current, seconds) {
+	var before = {}, rates = {};
+
+	if (!(num(seconds) > 0))
+		return rates;
+
+	list(previous).forEach(function(f) { before[f.id] = num(f.bytes); });
+
+	list(current).forEach(function(f) {
+		if (before.hasOwnProperty(f.id) && num(f.bytes) >= before[f.id])
+			rates[f.id] = (num(f.bytes) - before[f.id]) * 8 / seconds;
+	});
+
+	return rates;
+}
+
+/* Arguments of ubus `fastpath cut` for a flow, from its original direction. */
+function cutArgs(flow, reason) {
+	var o = (flow && flow.original) || {};
+
+	return {
+		proto: o.proto || flow.proto,
+		src: o.src,
+		dst: o.dst,
+		sport: num(o.sport),
+		dport: num(o.dport),
+		reason: String(reason || '').trim() || _('cut from LuCI')
+	};
+}
+
+/* Arguments of ubus `fastpath uncut` for an active cut. */
+function uncutArgs(c) {
+	var o = (c && c.original) || {};
+
+	return { proto: o.proto, src: o.src, dst: o.dst, sport: num(o.sport), dport: num(o.dport) };
+}
+
+/* Everything an active-cuts table row shows, as text. */
+function cutRow(c, nowMs) {
+	return {
+		original: String((c.original && c.original.proto) || '?').toUpperCase() + ' ' + tuple(c.original),
+		reason: c.reason || '',
+		trigger: triggerLabel(c.trigger),
+		since: age(c.since, nowMs) || '',
+		expires: _('in %s').format(duration(Math.ceil(num(c.expires_in_s)))),
+		dropped: _('%s frames, %s').format(int(c.frames), bytes(c.bytes)),
+		where: c.in_fastpath ? _('fast path') : _('conntrack only')
+	};
+}
+
+function triggerLabel(trigger) {
+	var t = String(trigger || '');
+
+	if (t.indexOf('blocklist:') == 0)
+		return _('block list %s').format(t.substring(10));
+
+	switch (t) {
+	case 'ubus': return _('ubus / LuCI');
+	case 'cli':  return _('command line');
+	default:     return t;
+	}
+}
+
+/*
+ * The error of a write call's answer, or null. The daemon answers refused
+ * calls with ubus status INVALID_ARGUMENT and {"error": "..."}; LuCI's rpc
+ * hands over the body, or the bare status code when there is none.
+ */
+function callError(res) {
+	if (typeof(res) == 'number')
+		return res == 0 ? null : _('The fastpath daemon refused the request (ubus status %d).').format(res);
+
+	if (res && typeof(res) == 'object' && res.error)
+		return String(res.error);
+
+	return null;
+}
+
+/* The overview widget's one line. */
+function overviewLine(status) {
+	var m = (status && status.mode) || {},
+	    f = (status && status.flows) || {},
+	    line = modeLabel(m.effective || 'off');
+
+	if (m.requested && m.effective && m.requested != m.effective)
+		line += ' ' + _('(%s requested)').format(modeLabel(m.requested).toLowerCase());
+
+	return line + ' \u2014 ' + _('%d of %d flows offloaded, %d in hardware')
+		.format(num(f.offloaded), num(f.total), num(f.hw_offloaded));
+}
+
+/* The mode fw4's own switches ask for (firewall.@defaults[0]). */
+function firewallMode(flowOffloading, flowOffloadingHW) {
+	if (flowOffloading != '1')
+		return 'off';
+
+	return (flowOffloadingHW == '1') ? 'hardware' : 'software';
+}
+
+/* Where a `config blocklist` section reads its addresses, in one line. */
+function blocklistSource(b) {
+	b = b || {};
+
+	switch (b.type) {
+	case 'nftset':
+		return _('nftables set %s %s %s').format(b.family || 'inet', b.table || '?', b.set || '?');
+	case 'file':
+		return _('file %s').format(b.path || '?');
+	case 'list':
+		return _('%d addresses listed here').format(Array.isArray(b.address) ? b.address.length : (b.address ? 1 : 0));
+	default:
+		return _('unknown type "%s"').format(b.type || '');
+	}
+}
+
+return baseclass.extend({
+	list: list,
+	chip: chip,
+	platformOf: platformOf,
+	modeLabel: modeLabel,
+	modeSentence: modeSentence,
+	flowCountsSentence: flowCountsSentence,
+	flowtableState: flowtableState,
+	kernelRows: kernelRows,
+	tunnelSentence: tunnelSentence,
+	kindLabel: kindLabel,
+	blocklistLine: blocklistLine,
+	cutSummarySentence: cutSummarySentence,
+	cutCountsSentence: cutCountsSentence,
+	bytes: bytes,
+	bitrate: bitrate,
+	duration: duration,
+	age: age,
+	endpoint: endpoint,
+	tuple: tuple,
+	offloadLabel: offloadLabel,
+	counters: counters,
+	flowRow: flowRow,
+	addrKey: addrKey,
+	sortFlows: sortFlows,
+	filterFlows: filterFlows,
+	flowRates: flowRates,
+	cutArgs: cutArgs,
+	uncutArgs: uncutArgs,
+	cutRow: cutRow,
+	triggerLabel: triggerLabel,
+	callError: callError,
+	overviewLine: overviewLine,
+	firewallMode: firewallMode,
+	blocklistSource: blocklistSource
+});

@@ -1,0 +1,330 @@
+'use strict';
+'require view';
+'require dom';
+'require poll';
+'require rpc';
+'require ui';
+'require fastpath.format as fmt';
+
+/*
+ * Network > Flow Offload > Flows: conntrack's flows with their offload
+ * flags, sortable and filterable, a Cut button per flow, and the active
+ * cuts with Release buttons.
+ */
+
+var callFlows = rpc.declare({
+	object: 'fastpath',
+	method: 'flows',
+	params: [ 'offload', 'proto', 'address', 'limit' ],
+	expect: { '': {} }
+});
+
+var callCuts = rpc.declare({
+	object: 'fastpath',
+	method: 'cuts',
+	expect: { '': {} }
+});
+
+/* Write calls keep the raw answer: {"error": ...} or a ubus status code. */
+var callCut = rpc.declare({
+	object: 'fastpath',
+	method: 'cut',
+	params: [ 'proto', 'src', 'dst', 'sport', 'dport', 'reason' ]
+});
+
+var callUncut = rpc.declare({
+	object: 'fastpath',
+	method: 'uncut',
+	params: [ 'proto', 'src', 'dst', 'sport', 'dport' ]
+});
+
+/* Sortable columns: [ key, title ]; the rest are not sortable. */
+var columns = [
+	[ 'proto', _('Protocol') ],
+	[ 'src', _('Source') ],
+	[ 'dst', _('Destination') ],
+	[ 'offload', _('Offloaded') ],
+	[ 'bytes', _('Counters') ],
+	[ 'rate', _('Rate') ],
+	[ 'timeout', _('Timeout') ]
+];
+
+var DEFAULT_LIMIT = 500;
+
+return view.extend({
+	sortKey: 'bytes',
+	sortDesc: true,
+
+	/* Filters sent to the daemon's `flows` method. */
+	query: function() {
+		var q = this.queryState || {};
+
+		return [ q.offload || undefined, q.proto || undefined, q.address || undefined, +q.limit || DEFAULT_LIMIT ];
+	},
+
+	fetch: function() {
+		return Promise.all([
+			callFlows.apply(null, this.query()),
+			callCuts()
+		]);
+	},
+
+	load: function() {
+		this.queryState = { offload: '', proto: '', address: '', limit: DEFAULT_LIMIT };
+		this.textFilter = '';
+		return this.fetch();
+	},
+
+	/* Takes a fresh answer; keeps the previous one to compute rates. */
+	update: function(data, nowMs) {
+		var flows = fmt.list(data[0] && data[0].flows);
+
+		if (this.flows && this.fetchedAt)
+			this.rates = fmt.flowRates(this.flows, flows, (nowMs - this.fetchedAt) / 1000);
+		else
+			this.rates = {};
+
+		this.flows = flows;
+		this.total = (data[0] && data[0].total != null) ? data[0].total : flows.length;
+		this.cuts = data[1] || {};
+		this.fetchedAt = nowMs;
+	},
+
+	visibleFlows: function() {
+		var shown = fmt.filterFlows(this.flows, {
+			text: this.textFilter,
+			offload: this.queryState.offload,
+			proto: this.queryState.proto
+		});
+
+		return fmt.sortFlows(shown, this.sortKey, this.sortDesc, this.rates);
+	},
+
+	handleSort: function(key) {
+		if (this.sortKey == key)
+			this.sortDesc = !this.sortDesc;
+		else {
+			this.sortKey = key;
+			this.sortDesc = (key == 'bytes' || key == 'rate' || key == 'offload');
+		}
+
+		this.redraw();
+	},
+
+	renderFlowTable: function() {
+		var self = this,
+		    shown = this.visibleFlows(),
+		    titles = columns.map(function(c) {
+			var mark = (self.sortKey == c[0]) ? (self.sortDesc ? ' \u25bc' : ' \u25b2') : '';
+
+			return E('th', {
+				'class': 'th' + (self.sortKey == c[0] ? ' active' : ''),
+				'style': 'cursor:pointer',
+				'title': _('Sort by %s').format(c[1]),
+				'click': function() { self.handleSort(c[0]); }
+			}, c[1] + mark);
+		});
+
+		titles.push(E('th', { 'class': 'th cbi-section-actions' }, ''));
+
+		var rows = shown.map(function(f) {
+			var r = fmt.flowRow(f), rate = self.rates[f.id];
+
+			return E('tr', { 'class': 'tr cbi-section-table-row', 'data-flow': String(f.id) }, [
+				E('td', { 'class': 'td', 'data-title': _('Protocol') }, [ r.proto, ' ', E('small', {}, r.family) ]),
+				E('td', { 'class': 'td', 'data-title': _('Source') }, fmt.endpoint(f.original && f.original.src, f.original && f.original.sport)),
+				E('td', { 'class': 'td', 'data-title': _('Destination') }, [
+					fmt.endpoint(f.original && f.original.dst, f.original && f.original.dport),
+					E('br'), E('small', { 'title': _('Reply direction') }, _('reply %s').format(r.reply))
+				]),
+				E('td', { 'class': 'td', 'data-title': _('Offloaded') }, [ r.offload, r.state ? E('br') : '', r.state ? E('small', {}, r.state) : '' ]),
+				E('td', { 'class': 'td', 'data-title': _('Counters') }, r.counters),
+				E('td', { 'class': 'td', 'data-title': _('Rate') }, (rate != null) ? fmt.bitrate(rate) : '\u2013'),
+				E('td', { 'class': 'td', 'data-title': _('Timeout') }, r.timeout),
+				E('td', { 'class': 'td cbi-section-actions' }, E('button', {
+					'class': 'cbi-button cbi-button-negative',
+					'title': _('Drop this connection in the fast path'),
+					'click': ui.createHandlerFn(self, 'handleCut', f)
+				}, _('Cut…')))
+			]);
+		});
+
+		return E('div', { 'id': 'fastpath-flows' }, [
+			E('p', {}, _('Showing %d of %d flows.').format(shown.length, this.total || 0)),
+			E('table', { 'class': 'table cbi-section-table' }, [
+				E('tr', { 'class': 'tr table-titles' }, titles)
+			].concat(rows.length ? rows : [
+				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', {}, _('No flow matches.'))))
+			]))
+		]);
+	},
+
+	renderCutTable: function(nowMs) {
+		var self = this, s = this.cuts || {}, cuts = fmt.list(s.cuts),
+		    titles = [ _('Connection'), _('Reason'), _('Trigger'), _('Since'), _('Expires'), _('Dropped'), _('Where') ];
+
+		var rows = cuts.map(function(c) {
+			var r = fmt.cutRow(c, nowMs);
+
+			return E('tr', { 'class': 'tr cbi-section-table-row' }, [
+				r.original, r.reason, r.trigger, r.since, r.expires, r.dropped, r.where
+			].map(function(v, i) {
+				return E('td', { 'class': 'td', 'data-title': titles[i] }, v);
+			}).concat([
+				E('td', { 'class': 'td cbi-section-actions' }, E('button', {
+					'class': 'cbi-button cbi-button-neutral',
+					'click': ui.createHandlerFn(self, 'handleRelease', c)
+				}, _('Release')))
+			]));
+		});
+
+		return E('div', { 'id': 'fastpath-cuts' }, [
+			E('p', {}, [ fmt.cutSummarySentence(s), ' ', fmt.cutCountsSentence(s) ]),
+			E('table', { 'class': 'table cbi-section-table' }, [
+				E('tr', { 'class': 'tr table-titles' }, titles.concat([ '' ]).map(function(t) {
+					return E('th', { 'class': 'th' }, t);
+				}))
+			].concat(rows.length ? rows : [
+				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', {}, _('No connection is cut.'))))
+			]))
+		]);
+	},
+
+	redraw: function() {
+		if (this.flowBox)
+			dom.content(this.flowBox, this.renderFlowTable());
+
+		if (this.cutBox)
+			dom.content(this.cutBox, this.renderCutTable(Date.now()));
+	},
+
+	refresh: function() {
+		return this.fetch().then(L.bind(function(data) {
+			this.update(data, Date.now());
+			this.redraw();
+		}, this));
+	},
+
+	handleCut: function(flow) {
+		var reason = E('input', {
+			'class': 'cbi-input-text',
+			'type': 'text',
+			'id': 'fastpath-cut-reason',
+			'placeholder': _('e.g. unknown peer flooding the uplink')
+		}), expiry = (this.cuts && this.cuts.expiry_s) || 10;
+
+		return new Promise(L.bind(function(resolve) {
+			ui.showModal(_('Cut this connection?'), [
+				E('p', {}, E('strong', {}, String(flow.proto || '').toUpperCase() + ' ' + fmt.tuple(flow.original))),
+				E('p', {}, _('Its frames are dropped in both directions, in the fast path where the router can, for as long as they keep coming and %s after the last one.').format(fmt.duration(expiry))),
+				E('p', {}, [ E('label', { 'for': 'fastpath-cut-reason' }, _('Reason')), ' ', reason ]),
+				E('div', { 'class': 'right' }, [
+					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, _('Cancel')), ' ',
+					E('button', {
+						'class': 'cbi-button cbi-button-negative important',
+						'click': L.bind(function() {
+							ui.hideModal();
+							resolve(this.applyCut(flow, reason.value));
+						}, this)
+					}, _('Cut'))
+				])
+			]);
+		}, this));
+	},
+
+	applyCut: function(flow, reason) {
+		var a = fmt.cutArgs(flow, reason);
+
+		return callCut(a.proto, a.src, a.dst, a.sport, a.dport, a.reason).then(L.bind(function(res) {
+			var err = fmt.callError(res);
+
+			if (err)
+				ui.addNotification(null, E('p', {}, _('The connection was not cut: %s').format(err)), 'danger');
+			else
+				ui.addNotification(null, E('p', {}, _('Cut %s.').format(fmt.tuple(flow.original))), 'info');
+
+			return this.refresh();
+		}, this));
+	},
+
+	handleRelease: function(c) {
+		var a = fmt.uncutArgs(c);
+
+		return callUncut(a.proto, a.src, a.dst, a.sport, a.dport).then(L.bind(function(res) {
+			var err = fmt.callError(res);
+
+			if (err)
+				ui.addNotification(null, E('p', {}, _('The cut was not released: %s').format(err)), 'danger');
+			else if (!(res && res.released > 0))
+				ui.addNotification(null, E('p', {}, _('Nothing to release: the cut had already expired.')), 'info');
+
+			return this.refresh();
+		}, this));
+	},
+
+	/* The daemon-side filters; changing one fetches again. */
+	renderQuery: function() {
+		var self = this, q = this.queryState;
+
+		function select(field, options) {
+			return E('select', {
+				'class': 'cbi-input-select',
+				'change': function(ev) { q[field] = ev.target.value; return self.refresh(); }
+			}, options.map(function(o) {
+				return E('option', { 'value': o[0], 'selected': (q[field] == o[0]) ? '' : null }, o[1]);
+			}));
+		}
+
+		return E('div', { 'class': 'cbi-section-node', 'id': 'fastpath-filters' }, [
+			E('label', {}, [ _('Search'), ' ', E('input', {
+				'class': 'cbi-input-text',
+				'type': 'search',
+				'placeholder': _('address, port, protocol'),
+				'input': function(ev) { self.textFilter = ev.target.value; self.redraw(); }
+			}) ]), ' ',
+			E('label', {}, [ _('Offload'), ' ', select('offload', [
+				[ '', _('all flows') ],
+				[ 'any', _('offloaded') ],
+				[ 'software', _('in software') ],
+				[ 'hardware', _('in hardware') ],
+				[ 'none', _('not offloaded') ]
+			]) ]), ' ',
+			E('label', {}, [ _('Protocol'), ' ', select('proto', [
+				[ '', _('any') ], [ 'tcp', 'TCP' ], [ 'udp', 'UDP' ]
+			]) ]), ' ',
+			E('label', {}, [ _('Address'), ' ', E('input', {
+				'class': 'cbi-input-text',
+				'type': 'text',
+				'placeholder': '192.168.1.23',
+				'change': function(ev) { q.address = ev.target.value.trim(); return self.refresh(); }
+			}) ]), ' ',
+			E('label', {}, [ _('At most'), ' ', E('input', {
+				'class': 'cbi-input-text',
+				'type': 'number',
+				'min': '1',
+				'value': String(q.limit),
+				'change': function(ev) { q.limit = +ev.target.value || DEFAULT_LIMIT; return self.refresh(); }
+			}) ])
+		]);
+	},
+
+	render: function(data) {
+		this.update(data, Date.now());
+
+		this.flowBox = E('div', {}, this.renderFlowTable());
+		this.cutBox = E('div', {}, this.renderCutTable(Date.now()));
+
+		poll.add(L.bind(this.refresh, this), 5);
+
+		return E('div', {}, [
+			E('h2', {}, _('Flows')),
+			E('div', { 'class': 'cbi-map-descr' }, _('Connections tracked by the router, with what offloads them. Rates are measured between two refreshes.')),
+			E('div', { 'class': 'cbi-section' }, [ this.renderQuery(), this.flowBox ]),
+			E('div', { 'class': 'cbi-section' }, [ E('h3', {}, _('Active cuts')), this.cutBox ])
+		]);
+	},
+
+	handleSaveApply: null,
+	handleSave: null,
+	handleReset: null
+});

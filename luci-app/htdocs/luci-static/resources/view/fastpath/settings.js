@@ -1,0 +1,142 @@
+'use strict';
+'require view';
+'require form';
+'require uci';
+'require fastpath.format as fmt';
+
+/*
+ * Network > Flow Offload > Settings: /etc/config/fastpath, applied with
+ * LuCI's Save & Apply (ucitrack restarts fastpath's init script, which
+ * reloads the daemon). The requested offload itself stays the firewall's
+ * "Routing/NAT offloading" switch; this page shows it and links there.
+ */
+
+return view.extend({
+	load: function() {
+		return Promise.all([
+			uci.load('fastpath'),
+			uci.load('firewall')
+		]);
+	},
+
+	render: function() {
+		var m, s, o;
+
+		m = new form.Map('fastpath', _('Flow Offload'),
+			_('How fastpath offloads flows and cuts connections. The offload itself is switched on under Network › Firewall › Routing/NAT Offloading; fastpath makes it truthful for this router\'s chipset.'));
+
+		s = m.section(form.NamedSection, 'main', 'fastpath', _('General'));
+		s.addremove = false;
+
+		o = s.option(form.Flag, 'enabled', _('Enable fastpath'),
+			_('When off, fastpath removes its tables and leaves offloading to the firewall.'));
+		o.default = '1';
+		o.rmempty = false;
+
+		o = s.option(form.DummyValue, '_firewall', _('Requested by the firewall'),
+			_('Change it under Network › Firewall › Routing/NAT Offloading.'));
+		o.href = L.url('admin/network/firewall');
+		o.cfgvalue = function() {
+			return fmt.modeLabel(fmt.firewallMode(
+				uci.get_first('firewall', 'defaults', 'flow_offloading'),
+				uci.get_first('firewall', 'defaults', 'flow_offloading_hw')));
+		};
+
+		o = s.option(form.ListValue, 'hw_offload', _('Hardware offload'),
+			_('Automatic uses hardware offload wherever the chipset can, whatever the firewall asks.'));
+		o.value('follow', _('Follow the firewall (software where the chipset cannot)'));
+		o.value('auto', _('Automatic (hardware wherever the chipset can)'));
+		o.value('off', _('Never (software only)'));
+		o.default = 'follow';
+
+		o = s.option(form.DynamicList, 'device', _('Extra flowtable devices'),
+			_('Devices to offload besides the ones fastpath finds in the firewall zones and under IPIP tunnels.'));
+		o.datatype = 'maxlength(15)';
+		o.placeholder = 'eth2';
+		o.optional = true;
+
+		o = s.option(form.Flag, 'cut_in_fastpath', _('Cut in the fast path'),
+			_('Drop the frames of a cut connection at the device\'s ingress, before the flowtable. When off, a cut only deletes the connection\'s conntrack entry.'));
+		o.default = '1';
+		o.rmempty = false;
+
+		o = s.option(form.Value, 'cut_expiry', _('Cut expiry'),
+			_('Seconds a cut stays after the last frame of the connection.'));
+		o.datatype = 'range(1,86400)';
+		o.placeholder = '10';
+		o.default = '10';
+
+		o = s.option(form.Value, 'cut_set_size', _('Cut set size'),
+			_('Most connections cut at once, per address family.'));
+		o.datatype = 'range(16,16777216)';
+		o.placeholder = '65536';
+		o.default = '65536';
+
+		o = s.option(form.ListValue, 'log_level', _('Log level'));
+		o.value('debug', _('Debug'));
+		o.value('info', _('Info'));
+		o.value('warn', _('Warning'));
+		o.value('error', _('Error'));
+		o.default = 'info';
+
+		s = m.section(form.GridSection, 'blocklist', _('Block lists to watch'),
+			_('Connections to or from an address on one of these lists are cut.'));
+		s.addremove = true;
+		s.anonymous = true;
+		s.nodescriptions = true;
+
+		o = s.option(form.Value, 'name', _('Name'));
+		o.datatype = 'uciname';
+		o.rmempty = false;
+
+		o = s.option(form.ListValue, 'type', _('Type'));
+		o.value('nftset', _('nftables set'));
+		o.value('file', _('File'));
+		o.value('list', _('Address list'));
+		o.default = 'nftset';
+
+		o = s.option(form.DummyValue, '_source', _('Source'));
+		o.modalonly = false;
+		o.cfgvalue = function(section_id) {
+			return fmt.blocklistSource(uci.get('fastpath', section_id));
+		};
+
+		o = s.option(form.ListValue, 'family', _('Family'),
+			_('Family of the table holding the set, e.g. banIP\'s "inet banIP".'));
+		o.value('inet');
+		o.value('ip');
+		o.value('ip6');
+		o.value('bridge');
+		o.value('netdev');
+		o.default = 'inet';
+		o.depends('type', 'nftset');
+		o.modalonly = true;
+
+		o = s.option(form.Value, 'table', _('Table'));
+		o.datatype = 'string';
+		o.placeholder = 'banIP';
+		o.depends('type', 'nftset');
+		o.modalonly = true;
+
+		o = s.option(form.Value, 'set', _('Set'));
+		o.datatype = 'string';
+		o.placeholder = 'blocklistv4';
+		o.depends('type', 'nftset');
+		o.modalonly = true;
+
+		o = s.option(form.Value, 'path', _('File'),
+			_('One address or prefix per line; lines starting with # are comments.'));
+		o.datatype = 'string';
+		o.placeholder = '/etc/fastpath/blocklist.txt';
+		o.depends('type', 'file');
+		o.modalonly = true;
+
+		o = s.option(form.DynamicList, 'address', _('Addresses'));
+		o.datatype = 'ipaddr';
+		o.placeholder = '198.51.100.7';
+		o.depends('type', 'list');
+		o.modalonly = true;
+
+		return m.render();
+	}
+});

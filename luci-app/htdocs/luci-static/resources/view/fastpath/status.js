@@ -1,0 +1,265 @@
+'use strict';
+'require view';
+'require dom';
+'require poll';
+'require rpc';
+'require ui';
+'require fastpath.format as fmt';
+
+/*
+ * Network > Flow Offload > Status: what really runs and why, in plain
+ * words, refreshed every five seconds.
+ */
+
+var callStatus = rpc.declare({
+	object: 'fastpath',
+	method: 'status',
+	expect: { '': {} }
+});
+
+/* Write calls keep the raw answer: {"error": ...} or a ubus status code. */
+var callSet = rpc.declare({
+	object: 'fastpath',
+	method: 'set',
+	params: [ 'mode' ]
+});
+
+var callReload = rpc.declare({
+	object: 'fastpath',
+	method: 'reload'
+});
+
+function section(title, children) {
+	return E('div', { 'class': 'cbi-section' }, [ E('h3', {}, title) ].concat(children));
+}
+
+/* A two-column label/value table like luci-mod-status uses. */
+function facts(rows) {
+	return E('table', { 'class': 'table' }, rows.filter(function(r) {
+		return r[1] != null && r[1] !== '';
+	}).map(function(r) {
+		return E('tr', { 'class': 'tr' }, [
+			E('td', { 'class': 'td left', 'width': '33%' }, r[0]),
+			E('td', { 'class': 'td left' }, r[1])
+		]);
+	}));
+}
+
+function grid(titles, rows, empty) {
+	return E('table', { 'class': 'table cbi-section-table' }, [
+		E('tr', { 'class': 'tr table-titles' }, titles.map(function(t) {
+			return E('th', { 'class': 'th' }, t);
+		}))
+	].concat(rows.length ? rows.map(function(r) {
+		return E('tr', { 'class': 'tr cbi-section-table-row' }, r.map(function(c, i) {
+			return E('td', { 'class': 'td', 'data-title': titles[i] }, c);
+		}));
+	}) : [
+		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', {}, empty)))
+	]));
+}
+
+function note(cls, text) {
+	return E('div', { 'class': 'alert-message ' + cls }, text);
+}
+
+return view.extend({
+	load: function() {
+		return callStatus();
+	},
+
+	renderMode: function(st) {
+		var m = st.mode || {};
+
+		return section(_('Offload mode'), [
+			E('p', { 'class': 'fastpath-sentence' }, E('strong', {}, fmt.modeSentence(st))),
+			m.reason ? E('p', {}, _('Why: %s').format(m.reason)) : '',
+			facts([
+				[ _('Requested'), fmt.modeLabel(m.requested) ],
+				[ _('Running'), fmt.modeLabel(m.effective) ],
+				[ _('fastpath version'), st.version ]
+			]),
+			fmt.list(st.errors).map(function(e) { return note('warning', e); }),
+			fmt.list(st.decisions).length ? E('ul', { 'class': 'fastpath-decisions' }, fmt.list(st.decisions).map(function(d) {
+				return E('li', {}, [ E('em', {}, d.topic), ': ', d.reason ]);
+			})) : ''
+		]);
+	},
+
+	renderModeControl: function(st) {
+		var m = st.mode || {},
+		    select = E('select', { 'class': 'cbi-input-select', 'id': 'fastpath-mode' }, [
+			[ 'off', fmt.modeLabel('off') ],
+			[ 'software', fmt.modeLabel('software') ],
+			[ 'hardware', fmt.modeLabel('hardware') ],
+			[ 'auto', fmt.modeLabel('auto') ]
+		].map(function(o) {
+			return E('option', { 'value': o[0], 'selected': (o[0] == m.requested) ? '' : null }, o[1]);
+		}));
+
+		select.value = m.requested || 'off';
+
+		return E('div', { 'class': 'cbi-section-actions' }, [
+			select, ' ',
+			E('button', {
+				'class': 'cbi-button cbi-button-apply',
+				'click': ui.createHandlerFn(this, 'handleModeChange', select)
+			}, _('Change mode…')), ' ',
+			E('button', {
+				'class': 'cbi-button cbi-button-reload',
+				'click': ui.createHandlerFn(this, 'handleReload')
+			}, _('Re-apply now'))
+		]);
+	},
+
+	renderPlatform: function(p) {
+		var c = fmt.chip(p);
+
+		return section(_('Chipset'), [
+			E('p', {}, p.hw_offload_reason || ''),
+			facts([
+				[ _('Model'), p.model || p.board_name ],
+				[ _('Board'), p.board_name ],
+				[ _('Target'), p.target ],
+				[ _('SoC'), c ? (p.vendor ? '%s %s'.format(p.vendor, c) : c) : _('not recognised') ],
+				[ _('Hardware offload'), p.hw_offload_capable
+					? (p.hw_offload_engine ? _('possible (%s)').format(p.hw_offload_engine) : _('possible'))
+					: _('not possible') ],
+				[ _('Firmware'), p.release ]
+			]),
+			E('h4', {}, _('Evidence')),
+			grid([ _('Source'), _('Value'), _('Conclusion') ], fmt.list(p.evidence).map(function(e) {
+				return [ E('code', {}, e.source), e.value, e.meaning ];
+			}), _('No evidence was collected.'))
+		]);
+	},
+
+	renderFlowtable: function(st) {
+		var ft = fmt.flowtableState(st.flowtable),
+		    k = st.kernel || {};
+
+		return section(_('Kernel flowtable'), [
+			E('p', {}, ft.sentence),
+			facts([
+				[ _('Flowtable'), ft.name ],
+				[ _('Devices in the plan'), ft.planned_devices ],
+				[ _('Devices in the kernel'), ft.kernel_devices ],
+				[ _('Flags in the plan'), ft.planned_flags ],
+				[ _('Flags in the kernel'), ft.kernel_flags ],
+				[ _('Linux'), k.release ]
+			].concat(fmt.kernelRows(k))),
+			fmt.list(k.missing).map(function(m) { return note('notice', m); })
+		]);
+	},
+
+	renderFlows: function(st) {
+		return section(_('Offloaded flows'), [
+			E('p', {}, fmt.flowCountsSentence(st.flows)),
+			E('p', {}, E('a', { 'href': L.url('admin/network/fastpath/flows') }, _('Show the flows')))
+		]);
+	},
+
+	renderTunnels: function(st) {
+		var tunnels = fmt.list(st.tunnels);
+
+		return section(_('IPIP tunnels'), tunnels.length ? tunnels.map(function(t) {
+			return E('p', {}, [ fmt.tunnelSentence(t), t.reason ? E('br') : '', t.reason ? E('small', {}, t.reason) : '' ]);
+		}) : [ E('p', {}, E('em', {}, _('No IPIP tunnel is configured.'))) ]);
+	},
+
+	renderCuts: function(st) {
+		var s = st.cut || {};
+
+		return section(_('Cuts'), [
+			E('p', {}, fmt.cutSummarySentence(s)),
+			s.reason ? E('p', {}, _('Why: %s').format(s.reason)) : '',
+			E('p', {}, fmt.cutCountsSentence(s)),
+			E('h4', {}, _('Watched block lists')),
+			grid([ _('Block list'), _('Problems') ], fmt.list(s.blocklists).map(function(b) {
+				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') : _('none') ];
+			}), _('No block list is watched.')),
+			fmt.list(s.warnings).map(function(w) { return note('warning', w); })
+		]);
+	},
+
+	/* The whole page body for one status answer; polling swaps it. */
+	renderStatus: function(st) {
+		if (!st || !st.mode)
+			return note('danger', _('The fastpath daemon does not answer. Start it with /etc/init.d/fastpath start.'));
+
+		return E('div', {}, [
+			this.renderMode(st),
+			this.renderModeControl(st),
+			this.renderPlatform(fmt.platformOf(st)),
+			this.renderFlowtable(st),
+			this.renderFlows(st),
+			this.renderTunnels(st),
+			this.renderCuts(st)
+		]);
+	},
+
+	refresh: function(body) {
+		return callStatus().then(L.bind(function(st) {
+			dom.content(body, this.renderStatus(st));
+		}, this));
+	},
+
+	handleModeChange: function(select) {
+		var mode = select.value;
+
+		return new Promise(L.bind(function(resolve) {
+			ui.showModal(_('Change the offload mode?'), [
+				E('p', {}, _('fastpath sets the firewall\'s offload switches to "%s" and re-applies its flowtable. Flows that are offloaded now stay offloaded.').format(fmt.modeLabel(mode))),
+				E('div', { 'class': 'right' }, [
+					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, _('Cancel')), ' ',
+					E('button', {
+						'class': 'cbi-button cbi-button-positive important',
+						'click': L.bind(function() {
+							ui.hideModal();
+							resolve(this.applyMode(mode));
+						}, this)
+					}, _('Change mode'))
+				])
+			]);
+		}, this));
+	},
+
+	applyMode: function(mode) {
+		return callSet(mode).then(L.bind(function(res) {
+			var err = fmt.callError(res);
+
+			if (err)
+				ui.addNotification(null, E('p', {}, _('The mode was not changed: %s').format(err)), 'danger');
+			else if (this.body)
+				dom.content(this.body, this.renderStatus(res));
+		}, this));
+	},
+
+	handleReload: function() {
+		return callReload().then(L.bind(function(res) {
+			var err = fmt.callError(res);
+
+			if (err)
+				ui.addNotification(null, E('p', {}, _('fastpath could not re-apply: %s').format(err)), 'danger');
+			else if (this.body)
+				dom.content(this.body, this.renderStatus(res));
+		}, this));
+	},
+
+	render: function(st) {
+		var body = E('div', { 'id': 'fastpath-status' }, this.renderStatus(st));
+
+		this.body = body;
+		poll.add(L.bind(this.refresh, this, body), 5);
+
+		return E('div', {}, [
+			E('h2', {}, _('Flow Offload')),
+			E('div', { 'class': 'cbi-map-descr' }, _('What the router really offloads, read back from the kernel, and why.')),
+			body
+		]);
+	},
+
+	handleSaveApply: null,
+	handleSave: null,
+	handleReset: null
+});

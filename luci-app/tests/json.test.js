@@ -1,0 +1,101 @@
+'use strict';
+// The JSON files rpcd and LuCI read: valid, and in the shapes they expect.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { RESOURCES } = require('./lib/luci');
+
+const ROOT = path.resolve(__dirname, '..', 'root');
+
+function read(rel) {
+	const f = path.join(ROOT, rel);
+	const src = fs.readFileSync(f, 'utf8');
+	try {
+		return JSON.parse(src);
+	} catch (e) {
+		throw new Error(`${f}: not valid JSON: ${e.message}`);
+	}
+}
+
+const menu = () => read('usr/share/luci/menu.d/luci-app-fastpath.json');
+const acl = () => read('usr/share/rpcd/acl.d/luci-app-fastpath.json');
+
+test('menu.d: every entry has a title, an order and a known action', () => {
+	const m = menu();
+	const keys = Object.keys(m);
+	assert.ok(keys.length >= 4, `expected a parent and three tabs, got ${keys}`);
+	for (const k of keys) {
+		assert.match(k, /^admin\/[a-z]+\/fastpath(\/[a-z]+)?$/, `menu path ${k}`);
+		assert.equal(typeof m[k].title, 'string', `${k}.title`);
+		assert.equal(typeof m[k].order, 'number', `${k}.order`);
+		assert.ok(['view', 'firstchild', 'alias'].includes(m[k].action.type), `${k}.action.type is ${m[k].action.type}`);
+	}
+});
+
+test('menu.d: the parent is guarded by our ACL and every view file exists', () => {
+	const m = menu();
+	const parent = m['admin/network/fastpath'];
+	assert.ok(parent, 'admin/network/fastpath is missing');
+	assert.deepEqual(parent.depends.acl, ['luci-app-fastpath']);
+	const views = Object.values(m).filter((e) => e.action.type == 'view').map((e) => e.action.path);
+	assert.deepEqual(views.sort(), ['fastpath/flows', 'fastpath/settings', 'fastpath/status']);
+	for (const v of views) {
+		const f = path.join(RESOURCES, 'view', v + '.js');
+		assert.ok(fs.existsSync(f), `menu names view ${v} but ${f} does not exist`);
+	}
+});
+
+test('acl.d: read sees status and flows; only write may set, cut and release', () => {
+	const a = acl();
+	assert.deepEqual(Object.keys(a), ['luci-app-fastpath'], 'one group, named like the menu depends');
+	const g = a['luci-app-fastpath'];
+	assert.equal(typeof g.description, 'string');
+	assert.deepEqual(g.read.ubus, { fastpath: ['status', 'capabilities', 'flows', 'cuts'] });
+	assert.deepEqual(g.read.uci, ['fastpath', 'firewall']);
+	assert.deepEqual(g.write.ubus, { fastpath: ['set', 'reload', 'cut', 'uncut', 'verdict'] });
+	assert.deepEqual(g.write.uci, ['fastpath']);
+	const writeOnly = new Set(g.write.ubus.fastpath);
+	for (const m of g.read.ubus.fastpath)
+		assert.ok(!writeOnly.has(m), `${m} is both read and write`);
+});
+
+test('acl.d: every ubus method the views declare is granted, writes only under write', () => {
+	const g = acl()['luci-app-fastpath'];
+	const read = new Set(g.read.ubus.fastpath);
+	const write = new Set(g.write.ubus.fastpath);
+	const files = [];
+	(function walk(d) {
+		for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+			const p = path.join(d, e.name);
+			if (e.isDirectory()) walk(p);
+			else if (e.name.endsWith('.js')) files.push(p);
+		}
+	})(RESOURCES);
+	let seen = 0;
+	for (const f of files) {
+		const src = fs.readFileSync(f, 'utf8');
+		const re = /object:\s*'([^']+)',\s*method:\s*'([^']+)'/g;
+		let m;
+		while ((m = re.exec(src))) {
+			seen++;
+			assert.equal(m[1], 'fastpath', `${f} calls ubus object ${m[1]}`);
+			assert.ok(read.has(m[2]) || write.has(m[2]), `${f} calls fastpath.${m[2]}, which the ACL does not grant`);
+		}
+	}
+	assert.ok(seen >= 7, `found only ${seen} rpc.declare calls`);
+});
+
+test('ucitrack: Save & Apply of fastpath reloads the fastpath init script', () => {
+	assert.deepEqual(read('usr/share/ucitrack/luci-app-fastpath.json'), { config: 'fastpath', init: 'fastpath' });
+});
+
+test('uci-defaults script drops LuCI caches and exits 0', () => {
+	const f = path.join(ROOT, 'etc/uci-defaults/80_luci-fastpath');
+	const src = fs.readFileSync(f, 'utf8');
+	assert.match(src, /^#!\/bin\/sh\n/);
+	assert.match(src, /luci-indexcache/);
+	assert.match(src, /\nexit 0\n$/);
+	assert.ok(fs.statSync(f).mode & 0o111, `${f} must be executable`);
+});
