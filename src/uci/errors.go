@@ -1,0 +1,19 @@
+package uci
+
+import "fmt"
+
+// ParseError is a config file the parser refuses, located by file and line,
+// with the fix a person should make.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+	Fix  string
+}
+
+func (e *ParseError) Error() string {
+	if e.Fix == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s — %s", e.File, e.Line, e.Msg, e.Fix)
+}

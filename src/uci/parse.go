@@ -1,0 +1,300 @@
+package uci
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// statement is one parsed command with where its text lies, so Set can
+// rewrite exactly that text.
+type statement struct {
+	kind       byte // 'p'ackage, 'c'onfig, 'o'ption, 'l'ist
+	start, end int  // input offsets from the command word to the end of its last argument
+	line       int  // line of the command word
+	args       []token
+	section    int // index into File.Sections; -1 for package
+}
+
+// Parse reads a UCI config file as libuci does in strict mode (the mode of
+// the uci command and of the firewall's loader). name is used in error
+// messages and, by its base name, as the package name.
+func Parse(name string, data []byte) (*File, error) {
+	f := &File{Name: name, Package: filepath.Base(name), src: data}
+	if name == "" {
+		f.Package = ""
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, &ParseError{File: name, Line: 1 + bytes.Count(data[:i], []byte{'\n'}),
+			Msg: "NUL byte in config file", Fix: "the file is not text; restore it from a backup (or /rom/etc/config)"}
+	}
+	p := &parser{s: scanner{file: name, in: data}, f: f, cur: -1}
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+type parser struct {
+	s    scanner
+	f    *File
+	cur  int // section options go to; -1 before the first config line
+	nsec int // sections allocated so far: the XX of cfgXXYYYY
+}
+
+func (p *parser) run() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pf, ok := r.(parseFailure)
+			if !ok {
+				panic(r)
+			}
+			err = pf.err
+		}
+	}()
+	for p.s.next < len(p.s.in) {
+		p.s.pos = 0
+		p.s.getln(0)
+		if len(p.s.buf) > 0 {
+			p.parseLine()
+		}
+	}
+	return nil
+}
+
+// parseLine runs every statement of one line; statements after the first
+// are separated by ';' (libuci's uci_parse_line).
+func (p *parser) parseLine() {
+	s := &p.s
+	s.skipWhitespace()
+	for {
+		word, start, end, ok := p.command()
+		if !ok || word[0] == '#' {
+			return
+		}
+		if !isCommand(word) {
+			p.invalidCommand(word)
+		}
+		// uci_increase_pos: step over the word and its delimiter
+		if end+1 > len(s.buf) {
+			p.invalidCommand(word) // nothing after the word, at the end of the file
+		}
+		s.pos = end + 1
+		switch {
+		case word == "p" || word == "package":
+			p.parsePackage(start)
+		case word == "c" || word == "config":
+			p.parseConfig(start)
+		case word == "o" || word == "option":
+			p.parseOption(start, false)
+		case word == "l" || word == "list":
+			p.parseOption(start, true)
+		default:
+			p.invalidCommand(word)
+		}
+	}
+}
+
+func (p *parser) invalidCommand(word string) {
+	line := p.s.line
+	bare := strings.TrimRight(word, " \t\r\n\v\f")
+	switch bare {
+	case "p", "package":
+		p.s.fail(line, "package without a name", "write package NAME or remove the line")
+	case "c", "config":
+		p.s.fail(line, "config without a section type", "write config TYPE ['NAME']")
+	case "o", "option", "l", "list":
+		p.s.fail(line, bare+" without a name", "write "+bare+" NAME 'value'")
+	}
+	if len(bare) > 40 {
+		bare = bare[:40] + "..."
+	}
+	p.s.fail(line, fmt.Sprintf("invalid command %q", bare),
+		"a statement starts with package, config, option or list; a comment starts with #")
+}
+
+func isCommand(w string) bool {
+	switch w {
+	case "p", "package", "c", "config", "o", "option", "l", "list":
+		return true
+	}
+	return false
+}
+
+// command is libuci's strtok(" \t"): the next command word, which ends at a
+// space or tab only (so "config\n" is a word, and an invalid one). end is
+// the buffer position just after it.
+func (p *parser) command() (word string, start, end int, ok bool) {
+	s := &p.s
+	i := s.pos
+	for c := s.at(i); c == ' ' || c == '\t'; c = s.at(i) {
+		i++
+	}
+	if s.at(i) == 0 {
+		return "", 0, 0, false
+	}
+	j := i
+	for c := s.at(j); c != 0 && c != ' ' && c != '\t'; c = s.at(j) {
+		j++
+	}
+	word = string(s.buf[i:j])
+	if j < len(s.buf) {
+		s.buf[j] = 0
+	}
+	return word, s.off[i], j, true
+}
+
+// assertEOL refuses a further argument (libuci's assert_eol, strict mode).
+func (p *parser) assertEOL(cmd, fix string) {
+	t := p.s.nextArg("")
+	if t.val != "" {
+		p.s.fail(t.line, fmt.Sprintf("too many arguments for %s (unexpected %q)", cmd, t.val), fix)
+	}
+}
+
+func (p *parser) statement(kind byte, start int, args ...token) {
+	end := start
+	for _, c := range p.s.in[start:] {
+		if c == ' ' || c == '\t' || c == '\n' || c == 0 {
+			break
+		}
+		end++
+	}
+	for _, a := range args {
+		if a.end > end {
+			end = a.end
+		}
+	}
+	p.f.stmts = append(p.f.stmts, statement{kind: kind, start: start, end: end,
+		line: lineAt(p.s.in, start), args: args, section: p.cur})
+	if p.cur >= 0 && kind != 'p' {
+		sec := p.f.Sections[p.cur]
+		sec.stmts = append(sec.stmts, len(p.f.stmts)-1)
+	}
+}
+
+func lineAt(data []byte, off int) int {
+	return 1 + bytes.Count(data[:off], []byte{'\n'})
+}
+
+func (p *parser) parsePackage(start int) {
+	name := p.s.nextArg(" in the package name")
+	if name.val == "" {
+		p.s.fail(p.s.line, "package without a name", "write package NAME or remove the line")
+	}
+	if !validPackage(name.val) {
+		p.s.fail(name.line, fmt.Sprintf("invalid package name %q", name.val),
+			"use letters, digits, _ and - only")
+	}
+	p.assertEOL("package", "write package NAME")
+	// A file loaded by name ignores its package statement (libuci's
+	// "single" import), so it is kept as text and has no other effect.
+	cur := p.cur
+	p.cur = -1
+	p.statement('p', start, name)
+	p.cur = cur
+}
+
+func (p *parser) parseConfig(start int) {
+	typ := p.s.nextArg(" in the section type")
+	if typ.val == "" {
+		p.s.fail(p.s.line, "config without a section type", "write config TYPE ['NAME']")
+	}
+	if !validType(typ.val) {
+		p.s.fail(typ.line, fmt.Sprintf("invalid section type %q", typ.val),
+			"a type is printable characters without spaces, e.g. config zone")
+	}
+	name := p.s.nextArg(" in the section name")
+	if name.val != "" && !validName(name.val) {
+		p.s.fail(name.line, fmt.Sprintf("invalid section name %q: only letters, digits and _ are allowed", name.val),
+			fmt.Sprintf("rename it, e.g. '%s'", sanitizeName(name.val)))
+	}
+	p.assertEOL("config", "a section starts with config TYPE ['NAME']; quote a name only once")
+
+	f := p.f
+	switch idx := f.index(name.val); {
+	case name.val == "":
+		p.nsec++
+		f.Sections = append(f.Sections, &Section{Type: typ.val, Name: autoName(p.nsec, typ.val),
+			Anonymous: true, line: typ.line})
+		p.cur = len(f.Sections) - 1
+	case idx >= 0:
+		// A repeated name reopens the section: its options merge.
+		if old := f.Sections[idx]; old.Type != typ.val {
+			p.s.fail(typ.line, fmt.Sprintf("section %q is declared again with type %q; line %d declared it as %q",
+				name.val, typ.val, old.line, old.Type), "rename one of the two sections")
+		}
+		p.cur = idx
+	default:
+		p.nsec++
+		f.Sections = append(f.Sections, &Section{Type: typ.val, Name: name.val, line: typ.line})
+		p.cur = len(f.Sections) - 1
+	}
+	p.statement('c', start, typ, name)
+}
+
+func (p *parser) parseOption(start int, list bool) {
+	cmd := "option"
+	if list {
+		cmd = "list"
+	}
+	if p.cur < 0 {
+		p.s.fail(p.s.line, cmd+" before the first section", "add a config TYPE line above it")
+	}
+	name := p.s.nextArg(" in the " + cmd + " name")
+	if name.val == "" {
+		p.s.fail(p.s.line, cmd+" without a name", "write "+cmd+" NAME 'value'")
+	}
+	if !validName(name.val) {
+		p.s.fail(name.line, fmt.Sprintf("invalid %s name %q: only letters, digits and _ are allowed", cmd, name.val),
+			fmt.Sprintf("rename it, e.g. '%s'", sanitizeName(name.val)))
+	}
+	value := p.s.nextArg(fmt.Sprintf(" in %s '%s'", cmd, name.val))
+	p.assertEOL(fmt.Sprintf("%s '%s'", cmd, name.val),
+		fmt.Sprintf("quote a value that contains spaces: %s %s 'a b'", cmd, name.val))
+
+	sec := p.f.Sections[p.cur]
+	if list {
+		sec.addList(name.val, value.val)
+	} else {
+		sec.setOption(name.val, value.val)
+	}
+	p.statement(cmd[0], start, name, value)
+}
+
+// setOption is libuci's uci_set on an option: an empty value deletes it, a
+// new value replaces it (moving it to the end, as libuci reallocates it).
+func (s *Section) setOption(name, value string) {
+	i := s.optionIndex(name)
+	if value == "" {
+		if i >= 0 {
+			s.Options = append(s.Options[:i], s.Options[i+1:]...)
+		}
+		return
+	}
+	if i >= 0 {
+		if o := s.Options[i]; !o.IsList && o.Values[0] == value {
+			return
+		}
+		s.Options = append(s.Options[:i], s.Options[i+1:]...)
+	}
+	s.Options = append(s.Options, &Option{Name: name, Values: []string{value}})
+}
+
+// addList is libuci's uci_add_list: an option turns into a list that keeps
+// its value as the first element.
+func (s *Section) addList(name, value string) {
+	i := s.optionIndex(name)
+	if i < 0 {
+		s.Options = append(s.Options, &Option{Name: name, Values: []string{value}, IsList: true})
+		return
+	}
+	o := s.Options[i]
+	if o.IsList {
+		o.Values = append(o.Values, value)
+		return
+	}
+	s.Options = append(s.Options[:i], s.Options[i+1:]...)
+	s.Options = append(s.Options, &Option{Name: name, Values: []string{o.Values[0], value}, IsList: true})
+}

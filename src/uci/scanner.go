@@ -1,0 +1,235 @@
+package uci
+
+// scanner is libuci's parse context (file.c) ported byte for byte: a buffer
+// holding the current logical line, which libuci mutates in place (it writes
+// NUL terminators and copies decoded characters down over the raw ones). The
+// mutations decide some corner cases of the grammar (what a ';' after an
+// unquoted word does, where a '#' starts a comment), so they are kept rather
+// than redesigned. off records, for every buffer byte, its offset in the
+// input, which is what lets Set rewrite one token of the original text.
+type scanner struct {
+	file  string
+	in    []byte
+	next  int    // offset of the first input byte not yet read into buf
+	buf   []byte // current logical line; a 0 byte ends a string, as in C
+	off   []int  // off[i] is the input offset of buf[i] as read
+	lines []int  // lines[i] is the physical line buf[i] was read from
+	pos   int
+	line  int // physical lines read so far: the line number of buf's last line
+}
+
+// token is one argument: its decoded value and the raw text it came from.
+type token struct {
+	val        string
+	start, end int // input offsets of the raw text, end exclusive; start == end when empty
+	line       int // line the argument starts on
+}
+
+// parseFailure carries a *ParseError up through the recursive descent, the
+// way libuci's UCI_THROW longjmps; Parse recovers it.
+type parseFailure struct{ err *ParseError }
+
+func (s *scanner) fail(line int, msg, fix string) {
+	panic(parseFailure{&ParseError{File: s.file, Line: line, Msg: msg, Fix: fix}})
+}
+
+func (s *scanner) cur() byte { return s.at(s.pos) }
+
+func (s *scanner) at(i int) byte {
+	if i < len(s.buf) {
+		return s.buf[i]
+	}
+	return 0
+}
+
+// getln reads the next physical line into buf at offset, dropping whatever
+// buf held from offset on (libuci's uci_getln). It reports whether a line
+// was read.
+func (s *scanner) getln(offset int) bool {
+	s.buf = s.buf[:offset]
+	s.off = s.off[:offset]
+	s.lines = s.lines[:offset]
+	if s.next >= len(s.in) {
+		return false
+	}
+	end := s.next
+	for end < len(s.in) && s.in[end] != '\n' {
+		end++
+	}
+	if end < len(s.in) {
+		end++ // keep the newline, as fgets does
+	}
+	s.line++
+	for i := s.next; i < end; i++ {
+		s.buf = append(s.buf, s.in[i])
+		s.off = append(s.off, i)
+		s.lines = append(s.lines, s.line)
+	}
+	s.next = end
+	return true
+}
+
+// isSpace is C's isspace in the "C" locale.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func (s *scanner) skipWhitespace() {
+	for c := s.cur(); c != 0 && isSpace(c); c = s.cur() {
+		s.pos++
+	}
+}
+
+// addc copies the current character down to target (decoding in place).
+func (s *scanner) addc(target *int) {
+	s.buf[*target] = s.buf[s.pos]
+	*target++
+	s.pos++
+}
+
+// parseBackslash skips a backslash. A backslash ending the line joins the
+// next line (and is dropped with the newline); any other escaped character
+// is taken literally, with no C-style decoding.
+func (s *scanner) parseBackslash() bool {
+	s.pos++
+	c := s.cur()
+	if c == 0 || c == '\n' || (c == '\r' && s.at(s.pos+1) == '\n' && s.at(s.pos+2) == 0) {
+		s.getln(s.pos)
+		return false
+	}
+	return true
+}
+
+func (s *scanner) parseDoubleQuote(target *int, what string) {
+	opened := s.lineOf(s.pos)
+	s.pos++
+	for {
+		switch s.cur() {
+		case '"':
+			s.pos++
+			return
+		case 0: // the value goes on on the next line
+			s.getln(s.pos)
+			if s.cur() == 0 {
+				s.fail(opened, "unterminated double quote"+what+", opened on this line",
+					`close it with " or escape a literal " as \"`)
+			}
+		case '\\':
+			if !s.parseBackslash() {
+				continue
+			}
+			s.addc(target)
+		default:
+			s.addc(target)
+		}
+	}
+}
+
+func (s *scanner) parseSingleQuote(target *int, what string) {
+	opened := s.lineOf(s.pos)
+	s.pos++
+	for {
+		switch s.cur() {
+		case '\'':
+			s.pos++
+			return
+		case 0:
+			s.getln(s.pos)
+			if s.cur() == 0 {
+				s.fail(opened, "unterminated single quote"+what+", opened on this line",
+					`close it with ' (inside single quotes write a literal ' as '\'')`)
+			}
+		default:
+			s.addc(target)
+		}
+	}
+}
+
+// lineOf is the physical line buffer position i was read from.
+func (s *scanner) lineOf(i int) int {
+	if i < len(s.lines) {
+		return s.lines[i]
+	}
+	return s.line
+}
+
+// offsetAt is the input offset of buffer position i (the end of what was
+// read when i is past the buffer).
+func (s *scanner) offsetAt(i int) int {
+	if i < len(s.off) {
+		return s.off[i]
+	}
+	return s.next
+}
+
+// parseStr decodes one argument: quoted parts, backslash escapes and bare
+// characters concatenated until whitespace, ';', '#' or the end of the line.
+// It returns the buffer position where the raw text ended.
+func (s *scanner) parseStr(target *int, what string) int {
+	next := true
+loop:
+	for {
+		switch s.cur() {
+		case '\'':
+			s.parseSingleQuote(target, what)
+		case '"':
+			s.parseDoubleQuote(target, what)
+		case '#':
+			s.buf[s.pos] = 0
+			break loop
+		case 0:
+			break loop
+		case ';':
+			next = false
+			break loop
+		case '\\':
+			if !s.parseBackslash() {
+				if c := s.cur(); c == 0 || isSpace(c) {
+					break loop
+				}
+				continue
+			}
+			s.addc(target)
+		default:
+			s.addc(target)
+		}
+		if c := s.cur(); c == 0 || isSpace(c) {
+			break
+		}
+	}
+	rawEnd := s.pos
+	// the delimiter is stepped over; libuci overwrites it with the
+	// terminator below when the word was copied in place
+	if s.cur() != 0 && next {
+		s.pos++
+	}
+	if *target < len(s.buf) {
+		s.buf[*target] = 0
+	}
+	return rawEnd
+}
+
+// nextArg is libuci's next_arg: the next argument of the statement, "" when
+// there is none. what names the argument for error messages.
+func (s *scanner) nextArg(what string) token {
+	s.skipWhitespace()
+	val := s.pos
+	ptr := val
+	t := token{line: s.lineOf(val)}
+	rawEnd := val
+	if s.cur() == ';' {
+		s.buf[s.pos] = 0
+		s.pos++
+	} else {
+		rawEnd = s.parseStr(&ptr, what)
+	}
+	t.val = string(s.buf[val:ptr])
+	if rawEnd > val {
+		t.start = s.off[val]
+		t.end = s.off[rawEnd-1] + 1
+	} else {
+		t.start = s.offsetAt(val)
+		t.end = t.start
+	}
+	return t
+}
