@@ -39,7 +39,7 @@ func Detect(root string) (Info, error) {
 	}
 	r := reader{root: root}
 	r.readSignals(&info)
-	info.Devices, info.Evidence = readDevices(root, info.Evidence)
+	info.Devices = readDevices(root)
 	decideOffload(&info)
 	return info, nil
 }
@@ -97,13 +97,13 @@ func (r reader) readSignals(info *Info) {
 		if info.Release == "" {
 			info.Release = values["DISTRIB_RELEASE"]
 		}
-		for _, key := range []string{"DISTRIB_RELEASE", "DISTRIB_DESCRIPTION"} {
-			if v := values[key]; v != "" {
-				add(fileRelease+" "+key, v, "OpenWrt release")
-			}
+		if v := values["DISTRIB_DESCRIPTION"]; v != "" {
+			add(fileRelease, "DISTRIB_DESCRIPTION="+v, "OpenWrt release")
+		} else if v := values["DISTRIB_RELEASE"]; v != "" {
+			add(fileRelease, "DISTRIB_RELEASE="+v, "OpenWrt release")
 		}
 		if info.Target != "" {
-			add(fileRelease+" DISTRIB_TARGET", info.Target, targetMeaning(info.Target))
+			add(fileRelease, "DISTRIB_TARGET="+info.Target, targetMeaning(info.Target))
 		}
 	}
 	if b, ok := r.read(fileCompatible); ok {

@@ -29,13 +29,14 @@ const (
 	arphrdPPP      = 512
 	arphrdIPIP     = 768
 	arphrdLoopback = 772
+
+	iffUp = 0x1 // IFF_UP in /sys/class/net/<dev>/flags
 )
 
 // netdev is what sysfs says about one device before classification.
 type netdev struct {
 	Device
 	devType      string // DEVTYPE from uevent
-	dsaTagging   string // set on a DSA conduit
 	isConduit    bool
 	isWireless   bool
 	hasBridgeDir bool
@@ -43,13 +44,12 @@ type netdev struct {
 	ifLink       int
 }
 
-// readDevices lists root/sys/class/net and classifies every device,
-// appending evidence for the DSA relations offload decisions rest on.
-func readDevices(root string, ev []Evidence) ([]Device, []Evidence) {
+// readDevices lists root/sys/class/net and classifies every device.
+func readDevices(root string) []Device {
 	r := reader{root: root}
 	entries, err := os.ReadDir(r.path(dirClassNet))
 	if err != nil {
-		return []Device{}, ev
+		return []Device{}
 	}
 	var devs []*netdev
 	byName := map[string]*netdev{}
@@ -73,17 +73,8 @@ func readDevices(root string, ev []Evidence) ([]Device, []Evidence) {
 	out := make([]Device, 0, len(devs))
 	for _, d := range devs {
 		out = append(out, d.Device)
-		base := dirClassNet + "/" + d.Name
-		switch {
-		case d.Kind == KindDSAConduit:
-			ev = append(ev, Evidence{Source: base + "/dsa/tagging", Value: d.dsaTagging,
-				Meaning: d.Name + " is a DSA conduit"})
-		case d.Kind == KindDSAUser && d.Conduit != "":
-			ev = append(ev, Evidence{Source: base + "/lower_" + d.Conduit, Value: d.Conduit,
-				Meaning: d.Name + " is a DSA user port of conduit " + d.Conduit})
-		}
 	}
-	return out, ev
+	return out
 }
 
 // readNetdev reads one /sys/class/net/<name> directory.
@@ -99,9 +90,12 @@ func (r reader) readNetdev(name string) *netdev {
 	if v, ok := r.readText(base + "/iflink"); ok {
 		d.ifLink, _ = strconv.Atoi(v)
 	}
-	if v, ok := r.readText(base + "/operstate"); ok {
-		d.OperUp = v == "up"
-	}
+	// Devices without carrier tracking (loopback, tunnels) say "unknown"
+	// while up; IFF_UP in flags then tells.
+	operstate, _ := r.readText(base + "/operstate")
+	flags, _ := r.readText(base + "/flags")
+	up, _ := strconv.ParseUint(strings.TrimPrefix(flags, "0x"), 16, 32)
+	d.OperUp = operstate == "up" || operstate == "unknown" && up&iffUp != 0
 	if b, ok := r.read(base + "/uevent"); ok {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "DEVTYPE="); ok {
@@ -116,7 +110,7 @@ func (r reader) readNetdev(name string) *netdev {
 	d.Master = r.linkBase(base + "/master")
 	if st, err := os.Stat(r.path(base + "/dsa")); err == nil && st.IsDir() {
 		d.isConduit = true
-		d.dsaTagging, _ = r.readText(base + "/dsa/tagging")
+		d.DSATag, _ = r.readText(base + "/dsa/tagging")
 	}
 	d.isWireless = r.isDir(base+"/phy80211") || r.isDir(base+"/wireless")
 	d.hasBridgeDir = r.isDir(base + "/bridge")

@@ -36,11 +36,9 @@ func decideOffload(info *Info) {
 
 // markDevices sets Device.HWOffload: the SoC's offload-capable ethernet
 // driver, a NIC with its own engine, or a DSA user port whose conduit is
-// one of those. Evidence says, for each ethernet driver seen, whether it
-// counts and why.
+// one of those. It records, per device, the evidence it decided on.
 func markDevices(info *Info, m socMatch, found bool) {
 	capable := map[string]bool{}
-	seen := map[string]bool{}
 	for i := range info.Devices {
 		d := &info.Devices[i]
 		if d.Kind != KindEther && d.Kind != KindDSAConduit {
@@ -52,17 +50,35 @@ func markDevices(info *Info, m socMatch, found bool) {
 			d.HWOffload = true
 		}
 		capable[d.Name] = d.HWOffload
-		if d.Driver == "" || seen[d.Driver] {
-			continue
-		}
-		seen[d.Driver] = true
-		info.Evidence = append(info.Evidence, Evidence{
-			Source: dirClassNet + "/" + d.Name + "/device/driver", Value: d.Driver, Meaning: driverMeaning(d, m, found)})
 	}
 	for i := range info.Devices {
 		d := &info.Devices[i]
-		if d.Kind == KindDSAUser && capable[d.Conduit] {
-			d.HWOffload = true
+		base := dirClassNet + "/" + d.Name
+		switch d.Kind {
+		case KindDSAConduit:
+			info.Evidence = append(info.Evidence, Evidence{Source: base + "/dsa/tagging", Value: d.DSATag,
+				Meaning: d.Name + " is a DSA conduit"})
+		case KindDSAUser:
+			if d.Conduit == "" {
+				info.Evidence = append(info.Evidence, Evidence{Source: base + "/uevent", Value: "DEVTYPE=dsa",
+					Meaning: d.Name + " is a DSA user port whose conduit was not found: no hardware offload"})
+				continue
+			}
+			d.HWOffload = capable[d.Conduit]
+			meaning := d.Name + " is a DSA user port of conduit " + d.Conduit
+			if d.HWOffload {
+				meaning += ": hardware offload through it"
+			}
+			source := base + "/lower_" + d.Conduit
+			if !contains(d.Lower, d.Conduit) {
+				source = base + "/iflink" // kernels before 5.12 link no lower_ to the conduit
+			}
+			info.Evidence = append(info.Evidence, Evidence{Source: source, Value: d.Conduit, Meaning: meaning})
+			continue
+		}
+		if d.Driver != "" && (d.Kind == KindEther || d.Kind == KindDSAConduit) {
+			info.Evidence = append(info.Evidence, Evidence{Source: base + "/device/driver", Value: d.Driver,
+				Meaning: driverMeaning(d, m, found)})
 		}
 	}
 }
@@ -83,7 +99,7 @@ func driverMeaning(d *Device, m socMatch, found bool) string {
 			return fmt.Sprintf("%s also drives chips without an offload engine: without the SoC named in %s it proves nothing", d.Driver, fileCompatible)
 		}
 	}
-	return fmt.Sprintf("%s feeds no flow-offload engine", d.Driver)
+	return fmt.Sprintf("%s feeds no flow-offload engine: no hardware offload on %s", d.Driver, d.Name)
 }
 
 // reason writes the sentence for people.

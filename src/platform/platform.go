@@ -39,6 +39,7 @@ type Device struct {
 	HWOffload bool     `json:"hw_offload"`        // this device's driver can take flowtable hardware offload on this SoC
 	OperUp    bool     `json:"oper_up"`
 	IfIndex   int      `json:"ifindex,omitempty"`
-	Type      int      `json:"type,omitempty"`  // ARPHRD number of /sys/class/net/<dev>/type: 1 ether, 768 ipip, 772 loopback, 512 ppp
-	Upper     []string `json:"upper,omitempty"` // upper_* adjacency (bridge above a port, vlans and DSA user ports above a conduit)
+	Type      int      `json:"type,omitempty"`    // ARPHRD number of /sys/class/net/<dev>/type: 1 ether, 768 ipip, 772 loopback, 512 ppp
+	Upper     []string `json:"upper,omitempty"`   // upper_* adjacency (bridge above a port, vlans and DSA user ports above a conduit)
+	DSATag    string   `json:"dsa_tag,omitempty"` // DSA conduit: its tagging protocol (dsa/tagging), e.g. "mtk"
 }
