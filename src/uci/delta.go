@@ -1,0 +1,183 @@
+package uci
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ChangeOp is the kind of one staged change, after its delta-line prefix.
+type ChangeOp string
+
+// The operations of libuci's delta files (delta.c, uci_command_char).
+const (
+	OpSet     ChangeOp = "set"      // pkg.section.option='value' or pkg.section='type' (no prefix)
+	OpAdd     ChangeOp = "add"      // +pkg.section='type': a new anonymous section
+	OpRemove  ChangeOp = "remove"   // -pkg.section[.option][='list index']
+	OpRename  ChangeOp = "rename"   // @pkg.section[.option]='newname'
+	OpReorder ChangeOp = "reorder"  // ^pkg.section='position'
+	OpListAdd ChangeOp = "list-add" // |pkg.section.option='value'
+	OpListDel ChangeOp = "list-del" // ~pkg.section.option='value'
+)
+
+var opPrefix = map[byte]ChangeOp{'+': OpAdd, '-': OpRemove, '@': OpRename, '^': OpReorder, '|': OpListAdd, '~': OpListDel}
+
+// Change is one staged, not yet committed change, as LuCI or `uci set`
+// wrote it to /tmp/.uci/<package>.
+type Change struct {
+	Op       ChangeOp
+	Package  string
+	Section  string // a name; anonymous sections by their cfgXXYYYY name
+	Option   string // empty for a change to the section itself
+	Value    string
+	HasValue bool // false only for a remove without '='
+	Line     int  // line in the delta file
+}
+
+// Touches reports whether the change affects section.option: it names that
+// option, or removes the whole section.
+func (c Change) Touches(section, option string) bool {
+	if c.Section != section {
+		return false
+	}
+	return c.Option == option || (c.Option == "" && (c.Op == OpRemove || c.Op == OpRename))
+}
+
+// String renders the change as a delta line, the way `uci changes` shows it.
+func (c Change) String() string {
+	var b strings.Builder
+	for p, op := range opPrefix {
+		if op == c.Op {
+			b.WriteByte(p)
+		}
+	}
+	b.WriteString(c.Package + "." + c.Section)
+	if c.Option != "" {
+		b.WriteString("." + c.Option)
+	}
+	if c.HasValue {
+		b.WriteString("=" + quote(c.Value))
+	}
+	return b.String()
+}
+
+// StagedPath is where libuci keeps package pkg's staged changes under root.
+func StagedPath(root, pkg string) string {
+	return filepath.Join(root, "tmp", ".uci", pkg)
+}
+
+// Staged reads the changes staged for package pkg in root/tmp/.uci/pkg; no
+// file means no changes. Like libuci, which skips a delta line it cannot
+// parse and applies the rest, it returns every good change even when some
+// lines are bad; the bad ones are reported in the error (*ParseError each,
+// joined).
+func Staged(root, pkg string) ([]Change, error) {
+	path := StagedPath(root, pkg)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("uci: %w", err)
+	}
+	return ParseDelta(path, pkg, data)
+}
+
+// ParseDelta parses the text of a delta file of package pkg; see Staged.
+func ParseDelta(name, pkg string, data []byte) ([]Change, error) {
+	var changes []Change
+	var bad []error
+	s := &scanner{file: name, in: data}
+	for s.next < len(s.in) {
+		s.pos = 0
+		s.getln(0)
+		line := s.line
+		if len(strings.TrimSpace(string(s.buf))) == 0 {
+			continue
+		}
+		c, msg := Change{}, "NUL byte in the line"
+		if strings.IndexByte(string(s.buf), 0) < 0 {
+			c, msg = parseDeltaLine(s, pkg)
+		}
+		if msg != "" {
+			bad = append(bad, &ParseError{File: name, Line: line, Msg: msg,
+				Fix: "this staged change is ignored, as uci ignores it; revert it with `uci revert " + pkg + "` or fix the line"})
+			continue
+		}
+		c.Line = line
+		changes = append(changes, c)
+	}
+	return changes, errors.Join(bad...)
+}
+
+// parseDeltaLine is libuci's uci_parse_delta_tuple + uci_parse_ptr: the
+// line is one shell-quoted word, prefix + package.section[.option][=value].
+func parseDeltaLine(s *scanner, pkg string) (c Change, msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			pf, ok := r.(parseFailure)
+			if !ok {
+				panic(r)
+			}
+			msg = pf.err.Msg
+		}
+	}()
+	s.skipWhitespace()
+	arg := s.nextArg(" in a staged change").val
+	s.skipWhitespace() // unlike libuci, tolerate trailing blanks
+	if s.cur() != 0 {
+		return c, "more than one word on the line"
+	}
+	c.Op = OpSet
+	if len(arg) > 0 {
+		if op, ok := opPrefix[arg[0]]; ok {
+			c.Op = op
+			arg = arg[1:]
+		}
+	}
+	if i := strings.IndexByte(arg, '='); i >= 0 {
+		c.Value, c.HasValue = arg[i+1:], true
+		arg = arg[:i]
+	}
+	parts := strings.Split(arg, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return c, fmt.Sprintf("%q is not package.section[.option]", arg)
+	}
+	c.Package, c.Section = parts[0], parts[1]
+	if len(parts) == 3 {
+		c.Option = parts[2]
+	}
+	switch {
+	case c.Package != pkg:
+		return c, fmt.Sprintf("change for package %q in the delta of %q", c.Package, pkg)
+	case !validName(c.Section):
+		return c, fmt.Sprintf("invalid section name %q", c.Section)
+	case len(parts) == 3 && !validName(c.Option):
+		return c, fmt.Sprintf("invalid option name %q", c.Option)
+	case c.HasValue && !validText(c.Value):
+		return c, "value holds a line break or control character"
+	case c.Op != OpRemove && !c.HasValue:
+		return c, "change without a value"
+	case c.Op == OpReorder && c.Option != "":
+		return c, "reorder of an option"
+	case c.Op == OpRename && !validName(c.Value):
+		return c, fmt.Sprintf("rename to invalid name %q", c.Value)
+	case (c.Op == OpListAdd || c.Op == OpListDel) && c.Option == "":
+		return c, "list change without an option"
+	}
+	return c, ""
+}
+
+// validText is uci_validate_text: no line breaks or control characters
+// other than tab.
+func validText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\r' || c == '\n' || (c < 32 && c != '\t') {
+			return false
+		}
+	}
+	return true
+}
