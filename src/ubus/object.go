@@ -101,9 +101,9 @@ func (o *Object) signature() Table {
 // binding is one object registered on a connection: a named Object, an
 // event listener or a subscriber.
 type binding struct {
-	obj      *Object                                                // named object, or nil
-	handle   func(ctx context.Context, req *Request) (any, int)     // anonymous objects
-	onRemove func(target uint32)                                    // subscribers
+	obj      *Object                                            // named object, or nil
+	handle   func(ctx context.Context, req *Request) (any, int) // anonymous objects
+	onRemove func(target uint32)                                // subscribers
 }
 
 func (b *binding) setActive(active bool) {

@@ -13,18 +13,20 @@ type NotifyHandler func(typ string, data Table) (any, int)
 // anonymous object that ubusd links to the target. removed, when not nil,
 // is called when the target goes away.
 func (c *Conn) Subscribe(ctx context.Context, path string, h NotifyHandler, removed func()) error {
-	target, err := c.LookupID(ctx, path)
-	if err != nil {
-		return fmt.Errorf("ubus subscribe %q: %w", path, err)
-	}
 	b := &binding{handle: func(_ context.Context, req *Request) (any, int) {
 		return h(req.Method, req.Args)
 	}}
 	if removed != nil {
 		b.onRemove = func(uint32) { removed() }
 	}
+	// Like libubus: the subscriber object first, then the lookup.
 	id, _, err := c.addObject(ctx, &Message{Header: Header{Type: MsgAddObject}}, b)
 	if err != nil {
+		return fmt.Errorf("ubus subscribe %q: %w", path, err)
+	}
+	target, err := c.LookupID(ctx, path)
+	if err != nil {
+		c.removeID(ctx, id)
 		return fmt.Errorf("ubus subscribe %q: %w", path, err)
 	}
 	m := &Message{Header: Header{Type: MsgSubscribe}}
@@ -35,9 +37,20 @@ func (c *Conn) Subscribe(ctx context.Context, path string, h NotifyHandler, remo
 		err = &StatusError{Code: st}
 	}
 	if err != nil {
+		c.removeID(ctx, id)
 		return fmt.Errorf("ubus subscribe %q: %w", path, err)
 	}
 	return nil
+}
+
+// removeID drops an anonymous object after a failed setup.
+func (c *Conn) removeID(ctx context.Context, id uint32) {
+	m := &Message{Header: Header{Type: MsgRemoveObject}}
+	m.AddU32(AttrObjID, id)
+	c.request(ctx, m)
+	c.mu.Lock()
+	delete(c.bindings, id)
+	c.mu.Unlock()
 }
 
 // Notify sends a notification of type typ to obj's subscribers, as
