@@ -20,10 +20,6 @@ type Backend struct {
 	dial  nltest.Func // replaces the kernel in tests
 	root  string      // where /proc/modules and /sys/module are read for hints
 
-	// ignorePID replaces our own PID in Watch's filter; tests set it so
-	// their own "foreign" changes are seen.
-	ignorePID *uint32
-
 	// linkExists tells whether a device exists in the namespace; replaced in tests.
 	linkExists func(name string) (bool, error)
 }

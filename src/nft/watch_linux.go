@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/google/nftables"
 )
@@ -32,10 +33,6 @@ func (b *Backend) Watch(ctx context.Context, changed func()) error {
 			}
 		}()
 	}()
-	own := uint32(os.Getpid())
-	if b.ignorePID != nil {
-		own = *b.ignorePID
-	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -47,20 +44,31 @@ func (b *Backend) Watch(ctx context.Context, changed func()) error {
 			if ev.GeneratedBy != nil && ev.GeneratedBy.Type == nftables.MonitorEventTypeOOB {
 				return fmt.Errorf("nftables event stream broke (re-apply and watch again): %w", ev.GeneratedBy.Error)
 			}
-			if concernsUs(ev, own) {
+			if concernsUs(ev, isOwnTask) {
 				changed()
 			}
 		}
 	}
 }
 
-// concernsUs reports whether one nf_tables generation, made by a process
-// other than ownPID, may have changed our table. google/nftables decodes
+// isOwnTask reports whether the kernel task id is a thread of this process:
+// the kernel names the task (thread) that committed a generation, not the
+// process.
+func isOwnTask(tid uint32) bool {
+	if int(tid) == os.Getpid() {
+		return true
+	}
+	_, err := os.Stat("/proc/self/task/" + strconv.FormatUint(uint64(tid), 10))
+	return err == nil
+}
+
+// concernsUs reports whether one nf_tables generation, committed by a task
+// that is not ours, may have changed our table. google/nftables decodes
 // tables, chains, rules, sets and objects but not flowtables: a generation
 // whose changes it could not decode is taken as ours, which costs a re-read.
-func concernsUs(ev *nftables.MonitorEvents, ownPID uint32) bool {
+func concernsUs(ev *nftables.MonitorEvents, own func(tid uint32) bool) bool {
 	if ev.GeneratedBy != nil {
-		if gen, ok := ev.GeneratedBy.Data.(*nftables.GenMsg); ok && gen.ProcPID == ownPID {
+		if gen, ok := ev.GeneratedBy.Data.(*nftables.GenMsg); ok && own(gen.ProcPID) {
 			return false
 		}
 	}
