@@ -284,7 +284,8 @@ function makeUci(uciData) {
 		load(config) { this.loaded.push(config); return Promise.resolve(config); },
 		get(config, sid, opt) {
 			const s = (uciData[config] || {})[sid];
-			return s ? (opt ? s[opt] : s['.type']) : null;
+			// Like uci.js: without an option name the whole section object.
+			return s ? (opt ? s[opt] : Object.assign({ '.name': sid }, s)) : null;
 		},
 		get_first(config, type, opt) {
 			const s = sections(config, type)[0];

@@ -185,7 +185,8 @@ function kindLabel(kind) {
 }
 
 function blocklistLine(b) {
-	return _('%s (%s %s): %d entries').format(b.name || '?', kindLabel(b.kind), b.source || '', num(b.entries));
+	return N_(num(b.entries), '%s (%s %s): %d entry', '%s (%s %s): %d entries')
+		.format(b.name || '?', kindLabel(b.kind), b.source || '', num(b.entries));
 }
 
 function cutSummarySentence(s) {
@@ -204,7 +205,8 @@ function cutSummarySentence(s) {
 function cutCountsSentence(s) {
 	s = s || {};
 
-	return _('%d active cuts, %s frames dropped.').format(num(s.active), int(s.frames_dropped));
+	return N_(num(s.active), '%d active cut, %s frames dropped.', '%d active cuts, %s frames dropped.')
+		.format(num(s.active), int(s.frames_dropped));
 }
 
 /* 1536 -> "1.50 KiB" */
@@ -380,7 +382,11 @@ function filterFlows(flows, f) {
 	});
 }
 
-/* Per-flow bit/s between two polls, by flow id; flows that restarted are left out. */
+/*
+ * Per-flow bit/s between two polls, by flow id. Left out: flows that
+ * restarted, and flows without byte counters (accounting off, or hardware
+ * flows whose driver does not count), whose rate is unknown, not zero.
+ */
 function flowRates(previous, current, seconds) {
 	var before = {}, rates = {};
 
@@ -390,7 +396,7 @@ function flowRates(previous, current, seconds) {
 	list(previous).forEach(function(f) { before[f.id] = num(f.bytes); });
 
 	list(current).forEach(function(f) {
-		if (before.hasOwnProperty(f.id) && num(f.bytes) >= before[f.id])
+		if (before.hasOwnProperty(f.id) && num(f.bytes) > 0 && num(f.bytes) >= before[f.id])
 			rates[f.id] = (num(f.bytes) - before[f.id]) * 8 / seconds;
 	});
 
@@ -490,7 +496,8 @@ function blocklistSource(b) {
 	case 'file':
 		return _('file %s').format(b.path || '?');
 	case 'list':
-		return _('%d addresses listed here').format(Array.isArray(b.address) ? b.address.length : (b.address ? 1 : 0));
+		var n = Array.isArray(b.address) ? b.address.length : (b.address ? 1 : 0);
+		return N_(n, '%d address listed here', '%d addresses listed here').format(n);
 	default:
 		return _('unknown type "%s"').format(b.type || '');
 	}

@@ -1,0 +1,339 @@
+'use strict';
+// The views rendered against the hand-made fixtures: what a user reads,
+// what each button calls, and what polling refreshes.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { makeRuntime, squash } = require('./lib/luci');
+const { fixture } = require('./lib/answers');
+
+const clone = (v) => JSON.parse(JSON.stringify(v));
+const flush = () => new Promise((r) => setImmediate(r));
+
+function assertNoJunk(text, where) {
+	for (const junk of ['undefined', 'NaN', '[object Object]', 'null'])
+		assert.ok(!text.includes(junk), `${where} shows "${junk}": ${text}`);
+}
+
+function button(node, label) {
+	const b = node.findAll((n) => n.tag == 'button' && squash(n.textContent) == label);
+	assert.equal(b.length >= 1, true, `no button "${label}"`);
+	return b[0];
+}
+
+async function renderStatus(answers) {
+	const rt = makeRuntime(answers);
+	const view = rt.load('view.fastpath.status');
+	const node = await Promise.resolve(view.render(await view.load()));
+	return { rt, view, node, text: squash(node.textContent) };
+}
+
+test('status view: the QCA9558 case in plain words', async () => {
+	const { rt, text } = await renderStatus({ status: fixture('status.json') });
+	for (const want of [
+		'Flow Offload',
+		'Hardware offload is not possible on QCA9558; flows are offloaded in software.',
+		'Why: hardware offload requested, but QCA9558 has no flow offload engine: running software offload',
+		'Requested Hardware offload', 'Running Software offload', 'fastpath version 0.1.0-r12',
+		'Model TP-Link Archer C7 v2', 'SoC Qualcomm Atheros QCA9558', 'Hardware offload not possible',
+		'/proc/device-tree/compatible tplink,archer-c7-v2 qca,qca9558 SoC is QCA9558',
+		'The kernel\'s flowtable matches the plan.',
+		'Devices in the plan eth0, eth1', 'Devices in the kernel eth0, eth1', 'Flags in the kernel counter',
+		'Flowtable yes', 'IPIP receive acceleration no',
+		'IPIP rx acceleration in the flowtable needs Linux 6.13 or newer',
+		'12 of 40 tracked flows are offloaded: 12 in software, 0 in hardware.',
+		'ipip-wan6 (wan6) reaches 192.0.2.1 over eth0, which is in the fast path.',
+		'Cut connections are dropped in the fast path on eth0, eth1',
+		'2 active cuts, 197994 frames dropped.',
+		'banip (nftables set inet banIP blocklistv4): 1234 entries',
+		'/etc/fastpath/blocklist.txt:3: "10.0.0.0/33" is not an IP address or prefix'
+	])
+		assert.ok(text.includes(want), `status page lacks "${want}"`);
+	assertNoJunk(text, 'status page');
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
+	assert.equal(rt.polls.length, 1);
+	assert.equal(rt.polls[0].interval, 5);
+});
+
+test('status view: polling swaps in the new answer', async () => {
+	const first = fixture('status.json');
+	const second = clone(first);
+	second.flows = { total: 41, offloaded: 20, hw_offloaded: 0 };
+	let n = 0;
+	const { rt, node } = await renderStatus({ status: () => (n++ == 0 ? first : second) });
+	await rt.runPolls();
+	const text = squash(node.textContent);
+	assert.ok(text.includes('20 of 41 tracked flows are offloaded'), text);
+	assert.ok(!text.includes('12 of 40'), 'old numbers still shown');
+	assert.equal(rt.calls.length, 2);
+});
+
+test('status view: a kernel without flowtable and a daemon error', async () => {
+	const { text } = await renderStatus({ status: fixture('status-no-flowtable.json') });
+	for (const want of [
+		'Software offload was requested but is not running: no flow is offloaded.',
+		'The kernel has no fastpath table.',
+		'flowtable: CONFIG_NF_FLOW_TABLE (kmod-nft-offload)',
+		'apply: flowtable ft: operation not supported',
+		'SoC not recognised',
+		'No IPIP tunnel is configured.',
+		'No evidence was collected.',
+		'No block list is watched.'
+	])
+		assert.ok(text.includes(want), `status page lacks "${want}": ${text}`);
+	assertNoJunk(text, 'status page without flowtable');
+});
+
+test('status view: no daemon', async () => {
+	const { text } = await renderStatus({ status: 4 });
+	assert.equal(text, 'Flow Offload What the router really offloads, read back from the kernel, and why. The fastpath daemon does not answer. Start it with /etc/init.d/fastpath start.');
+});
+
+test('status view: changing the mode asks first, then calls set', async () => {
+	const after = clone(fixture('status.json'));
+	after.mode = { requested: 'auto', effective: 'software', reason: 'auto: QCA9558 cannot offload in hardware' };
+	const { rt, node } = await renderStatus({ status: fixture('status.json'), set: () => after });
+	const select = node.findAll((n) => n.attrs.id == 'fastpath-mode')[0];
+	assert.equal(select.value, 'hardware', 'the select starts at the requested mode');
+	select.value = 'auto';
+	const done = button(node, 'Change mode…').fire('click');
+	assert.equal(rt.modals.length, 1);
+	assert.equal(rt.modals[0].title, 'Change the offload mode?');
+	assert.ok(squash(rt.modals[0].node.textContent).includes('to "Automatic"'));
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status'], 'nothing is called before confirming');
+	button(rt.modals[0].node, 'Change mode').fire('click');
+	await done;
+	assert.deepEqual(rt.calls[1], { object: 'fastpath', method: 'set', params: { mode: 'auto' } });
+	assert.ok(squash(node.textContent).includes('Why: auto: QCA9558 cannot offload in hardware'), 'the answer of set is shown');
+	assert.equal(rt.modals[0].open, false);
+});
+
+test('status view: a refused mode change is reported, cancel calls nothing', async () => {
+	const { rt, node } = await renderStatus({ status: fixture('status.json'), set: { error: 'mode: "turbo" is not off, software, hardware or auto' } });
+	let done = button(node, 'Change mode…').fire('click');
+	button(rt.modals[0].node, 'Cancel').fire('click');
+	await done;
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
+	done = button(node, 'Change mode…').fire('click');
+	button(rt.modals[1].node, 'Change mode').fire('click');
+	await done;
+	assert.equal(rt.notifications.length, 1);
+	assert.equal(rt.notifications[0].cls, 'danger');
+	assert.equal(rt.notifications[0].text, 'The mode was not changed: mode: "turbo" is not off, software, hardware or auto');
+});
+
+async function renderFlows(answers) {
+	const rt = makeRuntime(answers);
+	const view = rt.load('view.fastpath.flows');
+	const node = await Promise.resolve(view.render(await view.load()));
+	return { rt, view, node };
+}
+
+const rowIds = (node) => node.findAll((n) => n.attrs['data-flow'] !== undefined).map((n) => +n.attrs['data-flow']);
+
+test('flows view: rows, counters, default sort by bytes and the active cuts', async () => {
+	const { rt, node } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json') });
+	assert.deepEqual(rowIds(node), [3405691582, 17, 99]);
+	const text = squash(node.textContent);
+	for (const want of [
+		'Showing 3 of 40 flows.',
+		'TCP IPv4 192.168.1.23:51234 93.184.216.34:443 reply 93.184.216.34:443 \u2192 198.51.100.2:51234 Software ESTABLISHED 182733 packets, 240.00 MiB \u2013 23h 59m Cut…',
+		'UDP IPv6 [2001:db8:1::23]:53000 [2001:db8:2::53]:53',
+		'Hardware not counted by the hardware',
+		'UDP 192.168.1.23:40000 \u2192 203.0.113.9:5201 address 203.0.113.9 is on block list banip block list banip',
+		'197982 frames, 277.55 MiB fast path Release',
+		'TCP [2001:db8:1::23]:51000 \u2192 [2001:db8:bad::7]:443 cut from LuCI: suspicious ubus / LuCI',
+		'2 active cuts, 197994 frames dropped.'
+	])
+		assert.ok(text.includes(want), `flows page lacks "${want}": ${text}`);
+	assertNoJunk(text, 'flows page');
+	assert.deepEqual(rt.calls.map((c) => [c.method, c.params]), [['flows', { limit: 500 }], ['cuts', {}]]);
+	assert.equal(rt.polls[0].interval, 5);
+});
+
+test('flows view: clicking a column sorts, clicking again reverses', async () => {
+	const { node } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json') });
+	const th = (label) => node.findAll((n) => n.tag == 'th' && squash(n.textContent).startsWith(label))[0];
+	th('Source').fire('click');
+	assert.deepEqual(rowIds(node), [3405691582, 99, 17], 'ascending source address, IPv4 first');
+	assert.ok(squash(th('Source').textContent).endsWith('\u25b2'));
+	th('Source').fire('click');
+	assert.deepEqual(rowIds(node), [17, 99, 3405691582]);
+	th('Offloaded').fire('click');
+	assert.deepEqual(rowIds(node), [99, 3405691582, 17], 'hardware, software, none');
+});
+
+test('flows view: the search box filters on the client, the selects ask the daemon', async () => {
+	const { rt, node } = await renderFlows({
+		flows: (p) => {
+			const all = fixture('flows.json');
+			if (p.offload == 'hardware')
+				all.flows = all.flows.filter((f) => f.offload == 'hardware');
+			return all;
+		},
+		cuts: fixture('cuts.json')
+	});
+	const search = node.findAll((n) => n.tag == 'input' && n.attrs.type == 'search')[0];
+	search.fire('input', { target: { value: '2001:db8:2' } });
+	assert.deepEqual(rowIds(node), [17]);
+	assert.ok(squash(node.textContent).includes('Showing 1 of 40 flows.'));
+	search.fire('input', { target: { value: '' } });
+	const offload = node.findAll((n) => n.tag == 'select')[0];
+	await offload.fire('change', { target: { value: 'hardware' } });
+	assert.deepEqual(rt.calls.slice(-2).map((c) => [c.method, c.params]), [['flows', { offload: 'hardware', limit: 500 }], ['cuts', {}]]);
+	assert.deepEqual(rowIds(node), [99]);
+	const address = node.findAll((n) => n.tag == 'input' && n.attrs.placeholder == '192.168.1.23')[0];
+	await address.fire('change', { target: { value: ' 192.168.1.40 ' } });
+	assert.deepEqual(rt.calls.slice(-2)[0].params, { offload: 'hardware', address: '192.168.1.40', limit: 500 });
+});
+
+test('flows view: rates come from two polls', async () => {
+	const { view } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json') });
+	const a = fixture('flows.json');
+	const b = clone(a);
+	b.flows[0].bytes += 6250000; // 50 Mbit in 5 s
+	view.update([a, fixture('cuts.json')], 1000);
+	view.update([b, fixture('cuts.json')], 6000);
+	const text = squash(view.renderFlowTable().textContent);
+	assert.ok(text.includes('182733 packets, 245.96 MiB 10.00 Mbit/s'), text);
+	assert.ok(text.includes('Hardware not counted by the hardware \u2013 1m 59s'), 'a flow without counters has no rate: ' + text);
+});
+
+test('flows view: Cut asks for a reason, then cuts the original tuple', async () => {
+	let cutArgs = null;
+	const { rt, node } = await renderFlows({
+		flows: fixture('flows.json'),
+		cuts: fixture('cuts.json'),
+		cut: (p) => { cutArgs = p; return { cuts: [fixture('cuts.json').cuts[1]] }; }
+	});
+	const row = node.findAll((n) => n.attrs['data-flow'] == '17')[0];
+	const done = button(row, 'Cut…').fire('click');
+	assert.equal(rt.modals[0].title, 'Cut this connection?');
+	const modalText = squash(rt.modals[0].node.textContent);
+	assert.ok(modalText.includes('UDP [2001:db8:1::23]:53000 \u2192 [2001:db8:2::53]:53'), modalText);
+	assert.ok(modalText.includes('10s after the last one'), modalText);
+	const reason = rt.modals[0].node.findAll((n) => n.tag == 'input')[0];
+	reason.value = 'DNS to an unknown resolver';
+	button(rt.modals[0].node, 'Cut').fire('click');
+	await done;
+	assert.deepEqual(cutArgs, { proto: 'udp', src: '2001:db8:1::23', dst: '2001:db8:2::53', sport: 53000, dport: 53, reason: 'DNS to an unknown resolver' });
+	assert.equal(rt.notifications[0].cls, 'info');
+	assert.deepEqual(rt.calls.slice(-2).map((c) => c.method), ['flows', 'cuts'], 'the page refreshes after a cut');
+});
+
+test('flows view: a refused cut shows the daemon\'s words', async () => {
+	const { rt, node } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json'), cut: { error: 'cut: the fastpath cut tables are not loaded' } });
+	const done = button(node, 'Cut…').fire('click');
+	button(rt.modals[0].node, 'Cut').fire('click');
+	await done;
+	assert.equal(rt.notifications[0].cls, 'danger');
+	assert.equal(rt.notifications[0].text, 'The connection was not cut: cut: the fastpath cut tables are not loaded');
+});
+
+test('flows view: Release uncuts the cut\'s tuple and says when nothing was left', async () => {
+	const released = [];
+	const { rt, node } = await renderFlows({
+		flows: fixture('flows.json'),
+		cuts: fixture('cuts.json'),
+		uncut: (p) => { released.push(p); return { released: released.length == 1 ? 1 : 0 }; }
+	});
+	await button(node, 'Release').fire('click');
+	assert.deepEqual(released[0], { proto: 'udp', src: '192.168.1.23', dst: '203.0.113.9', sport: 40000, dport: 5201 });
+	assert.equal(rt.notifications.length, 0);
+	await button(node, 'Release').fire('click');
+	assert.equal(rt.notifications[0].text, 'Nothing to release: the cut had already expired.');
+});
+
+test('flows view: no flows, no cuts', async () => {
+	const { node } = await renderFlows({ flows: { flows: null, total: 0 }, cuts: { enabled: true, in_fastpath: true, devices: null, cuts: null, expiry_s: 10 } });
+	const text = squash(node.textContent);
+	assert.ok(text.includes('Showing 0 of 0 flows.') && text.includes('No flow matches.') && text.includes('No connection is cut.'), text);
+	assertNoJunk(text, 'empty flows page');
+});
+
+const CONTRACT = {
+	main: ['enabled', 'hw_offload', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'log_level', 'device'],
+	blocklist: ['name', 'type', 'family', 'table', 'set', 'path', 'address']
+};
+
+async function renderSettings() {
+	const uci = {
+		fastpath: {
+			main: { '.type': 'fastpath', enabled: '1', hw_offload: 'auto', cut_in_fastpath: '1', cut_expiry: '10' },
+			cfg01: { '.type': 'blocklist', name: 'banip', type: 'nftset', family: 'inet', table: 'banIP', set: 'blocklistv4' },
+			cfg02: { '.type': 'blocklist', name: 'manual', type: 'list', address: ['198.51.100.7', '2001:db8:bad::/48'] }
+		},
+		firewall: { cfg01: { '.type': 'defaults', flow_offloading: '1', flow_offloading_hw: '1' } }
+	};
+	const rt = makeRuntime({}, uci);
+	const view = rt.load('view.fastpath.settings');
+	await view.load();
+	await view.render();
+	return { rt, map: rt.modules.form.maps[0] };
+}
+
+test('settings: a form.Map over /etc/config/fastpath with every option of the contract', async () => {
+	const { rt, map } = await renderSettings();
+	assert.deepEqual(rt.modules.uci.loaded, ['fastpath', 'firewall']);
+	assert.equal(rt.modules.form.maps.length, 1);
+	assert.equal(map.config, 'fastpath');
+	const [main, lists] = map.sections;
+	assert.equal(main.kind, 'NamedSection');
+	assert.deepEqual(main.args.slice(0, 2), ['main', 'fastpath']);
+	assert.equal(lists.kind, 'GridSection');
+	assert.equal(lists.args[0], 'blocklist');
+	assert.equal(lists.addremove, true);
+	const real = (s) => s.options.map((o) => o.option).filter((n) => !n.startsWith('_'));
+	assert.deepEqual(real(main).sort(), CONTRACT.main.slice().sort());
+	assert.deepEqual(real(lists).sort(), CONTRACT.blocklist.slice().sort());
+	const opt = (s, n) => s.options.find((o) => o.option == n);
+	assert.deepEqual(opt(main, 'hw_offload').values.map((v) => v[0]), ['follow', 'auto', 'off']);
+	assert.equal(opt(main, 'hw_offload').default, 'follow');
+	assert.equal(opt(main, 'cut_expiry').default, '10');
+	assert.equal(opt(main, 'cut_set_size').default, '65536');
+	assert.deepEqual(opt(lists, 'type').values.map((v) => v[0]), ['nftset', 'file', 'list']);
+	assert.deepEqual(opt(lists, 'table').deps, [{ type: 'nftset' }]);
+	assert.deepEqual(opt(lists, 'path').deps, [{ type: 'file' }]);
+	assert.deepEqual(opt(lists, 'address').deps, [{ type: 'list' }]);
+	assert.equal(opt(lists, 'address').datatype, 'ipaddr');
+});
+
+test('settings: the firewall\'s switch and each list\'s source read in words', async () => {
+	const { map } = await renderSettings();
+	const [main, lists] = map.sections;
+	const fw = main.options.find((o) => o.option == '_firewall');
+	assert.equal(fw.cfgvalue('main'), 'Hardware offload');
+	assert.equal(fw.href, '/cgi-bin/luci/admin/network/firewall');
+	const src = lists.options.find((o) => o.option == '_source');
+	assert.equal(src.cfgvalue('cfg01'), 'nftables set inet banIP blocklistv4');
+	assert.equal(src.cfgvalue('cfg02'), '2 addresses listed here');
+});
+
+test('settings: covers every option of the packaged /etc/config/fastpath', (t) => {
+	const f = path.resolve(__dirname, '..', '..', 'files', 'fastpath.config');
+	if (!fs.existsSync(f)) {
+		t.skip(`${f} is not in the tree yet (the packaged default config)`);
+		return;
+	}
+	const names = new Set();
+	for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
+		const m = /^\s*#?\s*(?:option|list)\s+([a-z_]+)\s/.exec(line);
+		if (m)
+			names.add(m[1]);
+	}
+	for (const n of names)
+		assert.ok(CONTRACT.main.includes(n) || CONTRACT.blocklist.includes(n), `${f} has option ${n}, which the settings page does not edit`);
+});
+
+test('overview include: one line, hidden without our ACL', async () => {
+	const rt = makeRuntime({ status: fixture('status.json') });
+	const inc = rt.load('view.status.include.70_fastpath');
+	assert.equal(inc.title, 'Flow offload');
+	const node = inc.render(await inc.load());
+	assert.equal(squash(node.textContent), 'Software offload (hardware offload requested) \u2014 12 of 40 flows offloaded, 0 in hardware ( details )');
+	assert.equal(inc.render(6), null);
+	assert.equal(squash(inc.render(4).textContent), 'The fastpath daemon does not answer.');
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
+});
