@@ -1,0 +1,215 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/google/nftables"
+)
+
+// CutAddress cuts every TCP and UDP connection with an end in p, in the
+// original or the reply direction (so a NATed far end is found too).
+func (e *Engine) CutAddress(ctx context.Context, p netip.Prefix, reason, trigger string) ([]cut.Cut, error) {
+	flows, err := e.ct.FlowsWithAddress(p.Masked())
+	if err != nil {
+		return nil, fmt.Errorf("cut %s: %w", p, err)
+	}
+	return e.cutFlows(ctx, flows, reason, trigger)
+}
+
+// CutTuple cuts the connection with tuple t in either direction. Without a
+// conntrack entry for it, t and its reverse are still put in the sets, so
+// frames of that 5-tuple are dropped from now on.
+func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger string) ([]cut.Cut, error) {
+	if _, _, _, err := cut.ParseTuple(t); err != nil {
+		return nil, fmt.Errorf("cut tuple: %w", err)
+	}
+	flows, err := e.ct.Flows(conntrack.Filter{Proto: t.Proto})
+	if err != nil {
+		return nil, fmt.Errorf("cut %s: %w", t, err)
+	}
+	var match []status.Flow
+	for _, f := range flows {
+		if sameTuple(f.Original, t) || sameTuple(f.Reply, t) {
+			match = append(match, f)
+		}
+	}
+	if len(match) == 0 {
+		match = []status.Flow{{Proto: t.Proto, Original: t, Reply: t.Reverse()}}
+	}
+	return e.cutFlows(ctx, match, reason, trigger)
+}
+
+// sameTuple compares tuples with addresses in canonical form.
+func sameTuple(a, b cut.Tuple) bool {
+	if a.Proto != b.Proto || a.SrcPort != b.SrcPort || a.DstPort != b.DstPort {
+		return false
+	}
+	as, e1 := netip.ParseAddr(a.Src)
+	ad, e2 := netip.ParseAddr(a.Dst)
+	bs, e3 := netip.ParseAddr(b.Src)
+	bd, e4 := netip.ParseAddr(b.Dst)
+	return e1 == nil && e2 == nil && e3 == nil && e4 == nil && as.Unmap() == bs.Unmap() && ad.Unmap() == bd.Unmap()
+}
+
+// cutFlows puts the original and reply tuple of every TCP and UDP flow in
+// the sets (one batch), then deletes the conntrack entries, which takes
+// the flows out of the flowtable (and a hardware PPE).
+func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string) ([]cut.Cut, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var cuts []cut.Cut
+	for _, f := range flows {
+		if f.Proto != "tcp" && f.Proto != "udp" {
+			continue
+		}
+		if _, _, _, err := cut.ParseTuple(f.Original); err != nil {
+			continue
+		}
+		cuts = append(cuts, cut.Cut{
+			Original: f.Original, Reply: f.Reply, Reason: reason, Trigger: trigger,
+			Since: e.nowFn(), ExpiresIn: e.cfg.Expiry, Expires: e.cfg.Expiry.Seconds(),
+		})
+	}
+	if len(cuts) == 0 {
+		return nil, nil
+	}
+	if e.inFast {
+		e.insert(cuts)
+	}
+	var errs []error
+	for i, c := range cuts {
+		if err := ctx.Err(); err != nil {
+			return cuts[:i], err
+		}
+		if c.InFastpath {
+			e.cuts[c.Original.String()] = &record{Cut: c, keys: []string{c.Original.String(), c.Reply.String()}}
+		} else if e.inFast {
+			e.cuts[c.Original.String()] = &record{Cut: c}
+		}
+		err := e.ct.Delete(status.Flow{Original: c.Original, Reply: c.Reply})
+		switch {
+		case err == nil, errors.Is(err, os.ErrNotExist):
+		case errors.Is(err, conntrack.ErrOffloadedBusy):
+			if c.InFastpath {
+				e.note(fmt.Sprintf("cut %s: %v; its frames are dropped at ingress meanwhile", c.Original, err))
+			} else {
+				e.note(fmt.Sprintf("cut %s: %v; with no room in the cut set it is NOT cut until then", c.Original, err))
+				errs = append(errs, err)
+			}
+		default:
+			errs = append(errs, err)
+		}
+		e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "reason": reason, "trigger": trigger, "in_fastpath": c.InFastpath}).Info("cut")
+	}
+	if len(errs) > 0 {
+		return cuts, fmt.Errorf("cut: %d of %d conntrack deletes failed, first: %w", len(errs), len(cuts), errs[0])
+	}
+	return cuts, nil
+}
+
+// insert adds both tuples of every cut to the sets, in one batch. When the
+// batch fails because a set is full, it adds them cut by cut so that what
+// fits is dropped in the fast path and the rest falls back to conntrack
+// deletion alone.
+func (e *Engine) insert(cuts []cut.Cut) {
+	add := func(c *cut.Cut) error {
+		for _, t := range []cut.Tuple{c.Original, c.Reply} {
+			key, v6, err := cut.Key(t)
+			if err != nil {
+				return err
+			}
+			set := e.set4
+			if v6 {
+				set = e.set6
+			}
+			if err := e.nft.SetAddElements(set, []nftables.SetElement{{Key: key, Timeout: e.cfg.Expiry}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range cuts {
+		if err := add(&cuts[i]); err != nil {
+			e.note(fmt.Sprintf("cut %s: %v", cuts[i].Original, err))
+		}
+	}
+	err := e.nft.Flush()
+	if err == nil {
+		for i := range cuts {
+			cuts[i].InFastpath = true
+		}
+		return
+	}
+	if !isSetFull(err) {
+		e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; falling back to conntrack deletion", len(cuts), err))
+		return
+	}
+	full := 0
+	for i := range cuts {
+		if add(&cuts[i]) == nil && e.nft.Flush() == nil {
+			cuts[i].InFastpath = true
+			continue
+		}
+		full++
+	}
+	if full > 0 {
+		e.note(fmt.Sprintf("cut: the cut sets are full (cut_set_size %d): %d cut(s) fell back to conntrack deletion only; raise fastpath.main.cut_set_size", e.cfg.SetSize, full))
+	}
+}
+
+// Release clears the cuts match selects (verdict forward): their elements
+// leave the sets, so the flows may be offloaded again. Elements that
+// expired meanwhile are skipped. It returns how many cuts it released.
+func (e *Engine) Release(ctx context.Context, match func(cut.Cut) bool) (int, error) {
+	sum := e.Summary()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	var firstErr error
+	for _, c := range sum.Cuts {
+		if !match(c) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		released := false
+		for _, t := range []cut.Tuple{c.Original, c.Reply} {
+			key, v6, err := cut.Key(t)
+			if err != nil || !c.InFastpath {
+				continue
+			}
+			set := e.set4
+			if v6 {
+				set = e.set6
+			}
+			// Each delete in its own batch: deleting an element that has
+			// just expired fails the whole batch with ENOENT.
+			if err := e.nft.SetDeleteElements(set, []nftables.SetElement{{Key: key}}); err == nil {
+				err = e.nft.Flush()
+				if err == nil {
+					released = true
+				} else if !errors.Is(err, os.ErrNotExist) && !isNoEnt(err) && firstErr == nil {
+					firstErr = err
+				}
+			}
+		}
+		delete(e.cuts, c.Original.String())
+		if released || !c.InFastpath {
+			n++
+		}
+	}
+	if firstErr != nil {
+		return n, fmt.Errorf("release: %w", firstErr)
+	}
+	return n, nil
+}

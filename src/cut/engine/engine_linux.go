@@ -1,0 +1,295 @@
+//go:build linux
+
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// Engine owns table netdev fastpath_cut and the cuts in it. Its methods
+// are safe for concurrent use.
+type Engine struct {
+	mu  sync.Mutex
+	ct  *conntrack.Client
+	nft *nftables.Conn
+	log *logrus.Entry
+
+	cfg      cut.Config
+	devices  []string
+	synced   bool
+	inFast   bool   // the table is in place and cuts go there
+	reason   string // why inFast is what it is
+	warnings []string
+	recent   []string // fallbacks of recent cuts (set full, EBUSY), newest last
+
+	table *nftables.Table
+	set4  *nftables.Set
+	set6  *nftables.Set
+	cuts  map[string]*record // by cut.Tuple.String() of the original tuple
+	lists map[string]*listState
+	index *prefixIndex // of lists; nil when it must be rebuilt
+	nowFn func() time.Time
+}
+
+// record is what the kernel's elements do not say about a cut.
+type record struct {
+	cut.Cut
+	keys []string // element tuples in the sets: original, reply
+}
+
+// maxRecent bounds the fallback messages kept for the summary.
+const maxRecent = 20
+
+// NewEngine opens a netlink connection to nftables in the current network
+// namespace. ct is used to find and delete the conntrack entries of cut
+// connections. Call Sync before cutting.
+func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
+	if ct == nil {
+		return nil, errors.New("cut engine: a conntrack client is required")
+	}
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	conn, err := nftables.New(nftables.AsLasting())
+	if err != nil {
+		return nil, fmt.Errorf("cut engine: open nftables netlink: %w", err)
+	}
+	return &Engine{
+		ct:    ct,
+		nft:   conn,
+		log:   log,
+		cfg:   cut.DefaultConfig(),
+		cuts:  map[string]*record{},
+		lists: map[string]*listState{},
+		nowFn: time.Now,
+	}, nil
+}
+
+// Sync makes the table, its sets and one ingress chain per device match
+// devices and cfg. It is idempotent: with nothing changed it sends nothing
+// that touches live elements. A vanished device loses its chain. A change
+// of cut_expiry or cut_set_size re-creates the sets, which resets active
+// cuts. A kernel without the netdev family leaves cuts to conntrack
+// deletion; the summary's reason says so and Sync returns nil.
+func (e *Engine) Sync(devices []string, cfg cut.Config) error {
+	cfg, err := cfg.Normalized()
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg = cfg
+	e.devices = cut.SortedDevices(devices)
+	e.synced = true
+	e.warnings = nil
+
+	if !cfg.Enabled || !cfg.InFastpath {
+		e.inFast = false
+		e.reason = "cut_in_fastpath is off: a cut deletes the conntrack entry only"
+		if !cfg.Enabled {
+			e.reason = "fastpath is disabled"
+		}
+		return e.removeTable()
+	}
+
+	table := &nftables.Table{Family: nftables.TableFamilyNetdev, Name: cut.TableName}
+	set4, err := setFor(table, false, cfg)
+	if err != nil {
+		return err
+	}
+	set6, err := setFor(table, true, cfg)
+	if err != nil {
+		return err
+	}
+	fresh, err := e.ensureSets(table, set4, set6)
+	if err != nil {
+		e.inFast = false
+		if isNoNetdev(err) {
+			e.reason = "this kernel has no nftables netdev family (CONFIG_NF_TABLES_NETDEV, OpenWrt package kmod-nft-netdev): a cut deletes the conntrack entry only"
+			e.log.Warn(e.reason)
+			return nil
+		}
+		e.reason = "the cut table could not be created: " + err.Error()
+		return fmt.Errorf("cut: create table netdev %s: %w", cut.TableName, err)
+	}
+	e.table, e.set4, e.set6 = table, set4, set6
+	if fresh {
+		e.cuts = map[string]*record{}
+	}
+	e.syncChains()
+	e.inFast = true
+	e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped at ingress (priority %d) on %d device(s)", cut.Priority, len(e.devices))
+	if len(e.devices) == 0 {
+		e.reason = "cut_in_fastpath is on, but there are no flowtable devices yet: cut connections are dropped once there are"
+	}
+	return nil
+}
+
+// ensureSets creates the table and sets, or re-creates them when their
+// size or timeout differ. fresh reports that the sets are new and empty.
+func (e *Engine) ensureSets(table *nftables.Table, set4, set6 *nftables.Set) (fresh bool, err error) {
+	_, err = e.nft.ListTableOfFamily(cut.TableName, nftables.TableFamilyNetdev)
+	exists := err == nil
+	if exists {
+		same := true
+		for _, want := range []*nftables.Set{set4, set6} {
+			have, gerr := e.nft.GetSetByName(table, want.Name)
+			if gerr != nil || have.Size != want.Size || have.Timeout != want.Timeout || !have.Dynamic || !have.HasTimeout {
+				same = false
+			}
+		}
+		if same {
+			return false, nil
+		}
+		e.log.Warn("cut: cut_expiry or cut_set_size changed: re-creating the cut sets; active cuts are reset")
+		e.nft.DelTable(table)
+		if err := e.nft.Flush(); err != nil {
+			return false, err
+		}
+	}
+	e.nft.AddTable(table)
+	if err := e.nft.AddSet(set4, nil); err != nil {
+		return false, err
+	}
+	if err := e.nft.AddSet(set6, nil); err != nil {
+		return false, err
+	}
+	return true, e.nft.Flush()
+}
+
+// syncChains adds the chains of new devices, repairs chains whose rules
+// are not ours, and removes the chains of devices no longer listed. Each
+// device goes in its own batch so one missing device spoils no other.
+func (e *Engine) syncChains() {
+	want := map[string]string{} // chain name -> device
+	for _, d := range e.devices {
+		want[cut.ChainName(d)] = d
+	}
+	chains, err := e.nft.ListChainsOfTableFamily(nftables.TableFamilyNetdev)
+	if err != nil {
+		e.warnings = append(e.warnings, "cut: list chains: "+err.Error())
+		return
+	}
+	have := map[string]*nftables.Chain{}
+	for _, c := range chains {
+		if c.Table != nil && c.Table.Name == cut.TableName {
+			have[c.Name] = c
+		}
+	}
+	for name, c := range have {
+		if _, ok := want[name]; ok {
+			continue
+		}
+		c.Table = e.table
+		e.nft.FlushChain(c)
+		e.nft.DelChain(c)
+		if err := e.nft.Flush(); err != nil {
+			e.warnings = append(e.warnings, fmt.Sprintf("cut: remove chain %s: %v", name, err))
+		}
+	}
+	for _, d := range e.devices {
+		name := cut.ChainName(d)
+		if c, ok := have[name]; ok {
+			c.Table = e.table
+			rules, err := e.nft.GetRules(e.table, c)
+			if err == nil && len(rules) == 2 && e.rulesMatch(rules) {
+				continue
+			}
+			e.nft.FlushChain(c)
+		} else {
+			e.nft.AddChain(chainFor(e.table, d))
+		}
+		c := chainFor(e.table, d)
+		e.nft.AddRule(cutRule(e.table, c, e.set4, false, e.cfg.Expiry))
+		e.nft.AddRule(cutRule(e.table, c, e.set6, true, e.cfg.Expiry))
+		if err := e.nft.Flush(); err != nil {
+			msg := fmt.Sprintf("cut: device %s: ingress chain not created: %v (does the device exist?)", d, err)
+			e.warnings = append(e.warnings, msg)
+			e.log.Warn(msg)
+		}
+	}
+}
+
+// rulesMatch reports whether the rules read back are the two cut rules
+// of the current sets and expiry.
+func (e *Engine) rulesMatch(rules []*nftables.Rule) bool {
+	for i, r := range rules {
+		set := []*nftables.Set{e.set4, e.set6}[i]
+		var lookup, dynset bool
+		for _, x := range r.Exprs {
+			switch x := x.(type) {
+			case *expr.Lookup:
+				lookup = x.SetName == set.Name
+			case *expr.Dynset:
+				dynset = x.SetName == set.Name && x.Timeout == e.cfg.Expiry && x.Operation == unix.NFT_DYNSET_OP_UPDATE
+			}
+		}
+		if !lookup || !dynset || len(r.Exprs) != 10 {
+			return false
+		}
+	}
+	return true
+}
+
+// removeTable deletes the table if it is there.
+func (e *Engine) removeTable() error {
+	e.cuts = map[string]*record{}
+	if _, err := e.nft.ListTableOfFamily(cut.TableName, nftables.TableFamilyNetdev); err != nil {
+		return nil
+	}
+	e.nft.DelTable(&nftables.Table{Family: nftables.TableFamilyNetdev, Name: cut.TableName})
+	if err := e.nft.Flush(); err != nil {
+		return fmt.Errorf("cut: remove table netdev %s: %w", cut.TableName, err)
+	}
+	return nil
+}
+
+// Cleanup removes the table and closes the netlink connection.
+func (e *Engine) Cleanup() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.inFast = false
+	err := e.removeTable()
+	if cerr := e.nft.CloseLasting(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// isNoNetdev recognises the kernel's answer when the netdev family of
+// nftables is not built.
+func isNoNetdev(err error) bool {
+	return errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EOPNOTSUPP)
+}
+
+// isSetFull recognises a set at its size limit.
+func isSetFull(err error) bool {
+	return errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.E2BIG)
+}
+
+func (e *Engine) note(msg string) {
+	e.log.Warn(msg)
+	e.recent = append(e.recent, msg)
+	if len(e.recent) > maxRecent {
+		e.recent = e.recent[len(e.recent)-maxRecent:]
+	}
+}
+
+// listIndex returns the index of the lists, rebuilt after a change.
+// The caller holds e.mu.
+func (e *Engine) listIndex() *prefixIndex {
+	if e.index == nil {
+		e.index = buildIndex(e.lists)
+	}
+	return e.index
+}

@@ -1,0 +1,122 @@
+//go:build linux
+
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
+)
+
+// element is one set element as the kernel reports it.
+type element struct {
+	tuple   cut.Tuple
+	expires float64 // seconds
+	packets uint64
+	bytes   uint64
+}
+
+// Summary reports the cuts as the kernel's set elements show them (time
+// left, counters), joined with what triggered each. Per-element counters
+// count each frame twice (the lookup and the update both touch them), so
+// frames are half the counter.
+func (e *Engine) Summary() cut.Summary {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := cut.Summary{
+		Enabled:    e.cfg.Enabled,
+		InFastpath: e.inFast,
+		Reason:     e.reason,
+		Devices:    append([]string{}, e.devices...),
+		Expiry:     e.cfg.Expiry.Seconds(),
+		SetSize:    e.cfg.SetSize,
+		Warnings:   append(append([]string{}, e.warnings...), e.recent...),
+	}
+	if !e.synced {
+		s.Reason = "not set up yet"
+	}
+	for _, name := range sortedKeys(e.lists) {
+		s.Blocklists = append(s.Blocklists, e.lists[name].report())
+	}
+	elems := map[string]element{}
+	if e.inFast {
+		for _, set := range []*nftables.Set{e.set4, e.set6} {
+			got, err := e.nft.GetSetElements(set)
+			if err != nil {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("cut: read set %s: %v", set.Name, err))
+				continue
+			}
+			for _, el := range got {
+				t, err := cut.DecodeKey(el.Key)
+				if err != nil {
+					continue
+				}
+				x := element{tuple: t, expires: el.Expires.Seconds()}
+				if el.Counter != nil {
+					x.packets, x.bytes = el.Counter.Packets, el.Counter.Bytes
+				}
+				elems[t.String()] = x
+			}
+		}
+	}
+	seen := map[string]bool{}
+	now := e.nowFn()
+	for key, r := range e.cuts {
+		c := r.Cut
+		if !c.InFastpath {
+			// A fallback cut lives only as long as its report is useful.
+			if now.Sub(c.Since) > e.cfg.Expiry {
+				delete(e.cuts, key)
+				continue
+			}
+			s.Cuts = append(s.Cuts, c)
+			continue
+		}
+		alive := false
+		c.Expires, c.Frames, c.Bytes = 0, 0, 0
+		var touches uint64
+		for _, k := range r.keys {
+			if el, ok := elems[k]; ok {
+				alive = true
+				seen[k] = true
+				touches += el.packets
+				c.Bytes += el.bytes / 2
+				if el.expires > c.Expires {
+					c.Expires = el.expires
+				}
+			}
+		}
+		if !alive {
+			delete(e.cuts, key) // expired in the kernel
+			continue
+		}
+		c.Frames = touches / 2
+		c.ExpiresIn = secondsDuration(c.Expires)
+		s.Cuts = append(s.Cuts, c)
+	}
+	// Elements nobody here put in: added by hand or before a restart.
+	for k, el := range elems {
+		if seen[k] {
+			continue
+		}
+		s.Cuts = append(s.Cuts, cut.Cut{
+			Original: el.tuple, Reply: el.tuple.Reverse(), Trigger: "unknown",
+			Reason: "element found in the cut set", Expires: el.expires, ExpiresIn: secondsDuration(el.expires),
+			Frames: el.packets / 2, Bytes: el.bytes / 2, InFastpath: true,
+		})
+	}
+	sort.Slice(s.Cuts, func(i, j int) bool { return s.Cuts[i].Original.String() < s.Cuts[j].Original.String() })
+	for _, c := range s.Cuts {
+		s.FramesDropped += c.Frames
+		if c.InFastpath {
+			s.Active++
+		}
+	}
+	return s
+}
+
+func isNoEnt(err error) bool { return errors.Is(err, unix.ENOENT) }
