@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# A fw4 reload (table inet fw4 replaced, its flowtable with it) in the middle
+# of four TCP streams. surviving_pct: of the flows offloaded before the
+# reload, the share that never came back to the slow path afterwards (a flow
+# torn down from its flowtable sends its next packet through the forward
+# path, where the lab chain notes its port).
+#   reload/fw4        fastpath's own flowtable beside fw4's
+#   reload/fw4-alone  fw4's flowtable only: the flows it tears down
+
+# offloaded_ports prints the client-side ports of offloaded iperf3 flows.
+offloaded_ports() {
+	conntrack -L -p tcp --dport 5201 2>/dev/null | grep -F '[OFFLOAD]' |
+		sed -n 's/.* sport=\([0-9]*\) dport=5201 .*/\1/p' | sort -u
+}
+
+reload_run() {
+	local name=$1 with=$2 before torn survived total s0 c0 c1
+	topo_forward; topo_fw4; slow_setup
+	nft add set inet lab torn '{ type inet_service; flags dynamic; }'
+	nft add rule inet lab slow meta l4proto tcp ct original proto-dst 5201 update @torn '{ ct original proto-src }'
+	if [ "$with" = fastpath ]; then
+		fastpath_start > /tmp/fastpath-start.err || { bench_error "$name" "$(cat /tmp/fastpath-start.err)"; return; }
+	fi
+	iperf_start
+	ip netns exec server iperf3 -c 10.0.1.2 -t 7 -P 4 -f m > /tmp/reload-iperf.txt 2>&1 &
+	local ipid=$!
+	sleep 3
+	before=$(offloaded_ports)
+	nft flush set inet lab torn
+	s0=$(slow_count); c0=$(cpu_ticks)
+	fw4_reload
+	sleep 2
+	c1=$(cpu_ticks)
+	torn=$(nft -j list set inet lab torn | jq -r '.nftables[].set.elem[]?' | sort -u)
+	wait "$ipid"
+	MBPS=$(awk '/receiver/ { for (i=1;i<=NF;i++) if ($i=="Mbits/sec") v=$(i-1) } END { print (v=="" ? 0 : v) }' /tmp/reload-iperf.txt)
+	total=$(echo "$before" | grep -c . || true)
+	if [ "$total" = 0 ]; then
+		bench_error "$name" "no offloaded iperf3 flow before the reload"
+		fastpath_stop; return
+	fi
+	survived=$(comm -23 <(echo "$before") <(echo "$torn") | grep -c . || true)
+	bench_record "$name" surviving_pct="$(awk -v s="$survived" -v t="$total" 'BEGIN { printf "%.1f", 100*s/t }')" \
+		flows="$total" throughput_mbps="$MBPS" slowpath_packets="$(( $(slow_count) - s0 ))" router_cpu_pct="$(cpu_pct "$c0" "$c1")"
+	fastpath_stop
+}
+
+bench_reload_fw4() { reload_run "$1" fastpath; }
+bench_reload_fw4_alone() { reload_run "$1" alone; }
+
+bench_scenario reload/fw4 any bench_reload_fw4
+bench_scenario reload/fw4-alone any bench_reload_fw4_alone

@@ -1,0 +1,326 @@
+# shellcheck shell=bash
+# Scenario helpers, sourced by the scripts that run inside the lab VM: the
+# topologies (forward, ipip, fw4-shaped), the router's UCI tree, slow-path
+# counting, router CPU, iperf3 runs, the fastpath daemon, and the PASS/FAIL
+# and bench records the host reads from /lab-results.
+
+FASTPATH=${FASTPATH_BIN:-$LAB_REPO/dist/fastpath}
+RESULTS=${LAB_RESULTS:-/lab-results}
+IPERF_SECONDS=${LAB_IPERF_SECONDS:-4}
+
+log() { echo "[$(date +%T)] $*"; }
+
+# --- records ---------------------------------------------------------------
+
+# pass/fail NAME [WHY] print and record one check for the host's tally.
+pass() { echo "PASS $1" | tee -a "$RESULTS/checks"; }
+fail() { echo "FAIL $1: ${2:-}" | tee -a "$RESULTS/checks"; }
+
+# check NAME WHY COMMAND... runs COMMAND; PASS if it succeeds, else FAIL WHY.
+check() {
+	local name=$1 why=$2; shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+
+# bench_record NAME KEY=NUMBER... appends one repetition to runs.jsonl.
+bench_record() {
+	local name=$1 kv k v json; shift
+	json=$(printf '{"name":"%s","kernel":"%s"' "$name" "$LAB_KERNEL")
+	for kv in "$@"; do
+		k=${kv%%=*}; v=${kv#*=}
+		json="$json,\"$k\":${v:-0}"
+	done
+	echo "$json}" | tee -a "$RESULTS/runs.jsonl"
+}
+
+# --- kernel and topology ---------------------------------------------------
+
+lab_modules() {
+	local m
+	for m in veth nf_tables nf_conntrack nf_flow_table nf_flow_table_inet nft_flow_offload \
+		nft_ct nft_counter nft_chain_nat ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
+		modprobe -q "$m" 2>/dev/null || true
+	done
+}
+
+# topo_reset removes everything a scenario may have created, so the next one
+# starts from the same empty router.
+topo_reset() {
+	lab_modules
+	fastpath_stop_hard
+	pkill -x iperf3 2>/dev/null || true
+	local ns
+	for ns in client server remote; do ip netns del "$ns" 2>/dev/null || true; done
+	ip link del lan0 2>/dev/null || true
+	ip link del wan0 2>/dev/null || true
+	ip link del ipip-tun 2>/dev/null || true
+	nft flush ruleset
+	conntrack -F >/dev/null 2>&1 || true
+	rm -f /etc/config/fastpath
+	uci_network; uci_firewall 0 0
+	sleep 0.2
+}
+
+sysctl_router() {
+	sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+		net.netfilter.nf_conntrack_acct=1 2>/dev/null || sysctl -qw net.ipv4.ip_forward=1
+}
+
+# veth_pair ROUTERDEV NS ADDR4 GW4 ADDR6 GW6: a veth with one end in the router.
+veth_pair() {
+	local dev=$1 ns=$2 a4=$3 gw4=$4 a6=$5 gw6=$6
+	ip link add "$dev" type veth peer name eth0 netns "$ns"
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set eth0 up
+	ip -n "$ns" addr add "$a4" dev eth0
+	ip -n "$ns" -6 addr add "$a6" dev eth0 nodad
+	ip -n "$ns" route add default via "$gw4"
+	ip -n "$ns" -6 route add default via "$gw6"
+	ip link set "$dev" up
+}
+
+# topo_forward: client (10.0.1.2) -- lan0 [router] wan0 -- server (10.0.2.2).
+topo_forward() {
+	lab_modules; sysctl_router
+	ip netns add client; ip netns add server
+	veth_pair lan0 client 10.0.1.2/24 10.0.1.1 fd00:1::2/64 fd00:1::1
+	veth_pair wan0 server 10.0.2.2/24 10.0.2.1 fd00:2::2/64 fd00:2::1
+	ip addr add 10.0.1.1/24 dev lan0; ip -6 addr add fd00:1::1/64 dev lan0 nodad
+	ip addr add 10.0.2.1/24 dev wan0; ip -6 addr add fd00:2::1/64 dev wan0 nodad
+	SERVER_ADDR=10.0.2.2
+	ip netns exec client ping -c1 -W2 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_forward: client cannot reach server"
+}
+
+# topo_ipip: the seed's topology. client (10.0.1.2) -- lan0 [router] wan0
+# (underlay 10.0.2.1) == ipip-tun 192.168.100.1 <=> remote (10.0.2.2, tun
+# 192.168.100.2) -- server (10.0.3.2) behind the remote. Traffic from the
+# server reaches the router through the tunnel (its rx path).
+topo_ipip() {
+	lab_modules; sysctl_router
+	ip netns add client; ip netns add remote; ip netns add server
+	veth_pair lan0 client 10.0.1.2/24 10.0.1.1 fd00:1::2/64 fd00:1::1
+	veth_pair wan0 remote 10.0.2.2/24 10.0.2.1 fd00:2::2/64 fd00:2::1
+	ip addr add 10.0.1.1/24 dev lan0; ip addr add 10.0.2.1/24 dev wan0
+	# server behind the remote
+	ip -n remote link add srv0 type veth peer name eth0 netns server
+	ip -n server link set lo up; ip -n server link set eth0 up
+	ip -n server addr add 10.0.3.2/24 dev eth0
+	ip -n server route add default via 10.0.3.1
+	ip -n remote link set srv0 up; ip -n remote addr add 10.0.3.1/24 dev srv0
+	ip netns exec remote sysctl -qw net.ipv4.ip_forward=1
+	# the tunnel: OpenWrt names an ipip interface's netdev ipip-<iface>
+	ip link add ipip-tun type ipip local 10.0.2.1 remote 10.0.2.2
+	ip addr add 192.168.100.1/24 dev ipip-tun; ip link set ipip-tun up
+	ip -n remote link add tun1 type ipip local 10.0.2.2 remote 10.0.2.1
+	ip -n remote addr add 192.168.100.2/24 dev tun1; ip -n remote link set tun1 up
+	ip route add 10.0.3.0/24 via 192.168.100.2 dev ipip-tun
+	ip -n remote route add 10.0.1.0/24 via 192.168.100.1 dev tun1
+	SERVER_ADDR=10.0.3.2
+	ip netns exec client ping -c1 -W2 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_ipip: client cannot reach server through the tunnel"
+}
+
+# FW4_RULESET is what firewall4 renders for offload, reduced to the parts
+# that matter here: its own flowtable and `flow offload @ft` first in forward.
+# A fw4 reload replaces the table (and so the flowtable) in one transaction.
+fw4_ruleset() {
+	cat <<'NFT'
+table inet fw4
+delete table inet fw4
+table inet fw4 {
+	flowtable ft {
+		hook ingress priority filter
+		devices = { lan0, wan0 }
+		counter
+	}
+	chain forward {
+		type filter hook forward priority filter; policy accept;
+		meta l4proto { tcp, udp } flow offload @ft
+		counter name fw4_forward
+	}
+	counter fw4_forward {
+	}
+}
+NFT
+}
+topo_fw4() { fw4_ruleset | nft -f -; uci_firewall 1 0; }
+fw4_reload() { fw4_ruleset | nft -f -; }
+fw4_count() { nft list counter inet fw4 fw4_forward 2>/dev/null | awk '/packets/ { print $2; exit }'; }
+
+# nft_by_hand: the flowtable exactly as the seed writes it.
+nft_by_hand() {
+	local devs=${1:-lan0, wan0}
+	nft -f - <<NFT
+table inet filter {
+	flowtable ft {
+		hook ingress priority filter
+		devices = { $devs }
+	}
+	chain forward {
+		type filter hook forward priority filter; policy accept;
+		meta l4proto { tcp, udp } flow add @ft
+	}
+}
+NFT
+}
+
+# --- UCI tree ------------------------------------------------------------
+
+uci_network() {
+	mkdir -p /etc/config
+	cat > /etc/config/network <<'UCI'
+config interface 'loopback'
+	option device 'lo'
+	option proto 'static'
+	option ipaddr '127.0.0.1'
+	option netmask '255.0.0.0'
+
+config interface 'lan'
+	option device 'lan0'
+	option proto 'static'
+	option ipaddr '10.0.1.1'
+	option netmask '255.255.255.0'
+
+config interface 'wan'
+	option device 'wan0'
+	option proto 'static'
+	option ipaddr '10.0.2.1'
+	option netmask '255.255.255.0'
+UCI
+}
+
+uci_network_ipip() {
+	uci_network
+	cat >> /etc/config/network <<'UCI'
+
+config interface 'tun'
+	option proto 'ipip'
+	option peeraddr '10.0.2.2'
+	option ipaddr '10.0.2.1'
+	option tunlink 'wan'
+UCI
+}
+
+# uci_firewall FLOW_OFFLOADING FLOW_OFFLOADING_HW
+uci_firewall() {
+	mkdir -p /etc/config
+	cat > /etc/config/firewall <<UCI
+config defaults
+	option input 'ACCEPT'
+	option output 'ACCEPT'
+	option forward 'ACCEPT'
+	option flow_offloading '$1'
+	option flow_offloading_hw '$2'
+
+config zone
+	option name 'lan'
+	list network 'lan'
+	option input 'ACCEPT'
+	option output 'ACCEPT'
+	option forward 'ACCEPT'
+
+config zone
+	option name 'wan'
+	list network 'wan'
+	option input 'ACCEPT'
+	option output 'ACCEPT'
+	option forward 'ACCEPT'
+UCI
+}
+
+# uci_option FILE OPTION prints the option's value from a UCI file.
+uci_option() { sed -n "s/^[[:space:]]*option[[:space:]]\{1,\}$2[[:space:]]\{1,\}'\{0,1\}\([^']*\)'\{0,1\}.*/\1/p" "/etc/config/$1" | head -n1; }
+
+# --- measurements ----------------------------------------------------------
+
+# slow_setup: a chain after every offload chain; only packets that are not
+# offloaded reach it. slow_all counts all, slow_tun those from the tunnel.
+slow_setup() {
+	nft -f - <<'NFT'
+table inet lab {
+	chain slow {
+		type filter hook forward priority filter + 10; policy accept;
+		counter name slow_all
+		iifname "ipip-tun" counter name slow_tun
+	}
+	counter slow_all {
+	}
+	counter slow_tun {
+	}
+}
+NFT
+}
+slow_count() { nft list counter inet lab "${1:-slow_all}" | awk '/packets/ { print $2; exit }'; }
+
+# cpu_ticks prints "busy total" jiffies (busy = system + softirq).
+cpu_ticks() { awk '/^cpu / { print $4+$8, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
+cpu_pct() { # BEFORE AFTER (each "busy total")
+	echo "$1 $2" | awk '{ b=$3-$1; t=$4-$2; printf "%.1f\n", (t>0 ? 100*b/t : 0) }'
+}
+
+# iperf_start: an iperf3 server in the client netns (data flows server ->
+# client, the way downloads and the tunnel's rx path go).
+iperf_start() {
+	ip netns exec client iperf3 -s -D -1 -B 10.0.1.2 >/dev/null 2>&1
+	sleep 0.3
+}
+
+# iperf_run SECONDS [EXTRA...] prints the received Mbit/s of a TCP stream
+# sent from the server netns to the client netns.
+iperf_run() {
+	local t=$1; shift
+	iperf_start
+	ip netns exec server iperf3 -c 10.0.1.2 -t "$t" -f m "$@" 2>&1 |
+		awk '/receiver/ { for (i=1;i<=NF;i++) if ($i=="Mbits/sec") v=$(i-1) } END { print (v=="" ? 0 : v) }'
+}
+
+# measure [SECONDS]: one repetition of a TCP stream server -> client. Sets
+# MBPS (received), SLOW and SLOW_TUN (slow-path packets in all / from the
+# tunnel) and CPU (router system+softirq %).
+measure() {
+	local t=${1:-$IPERF_SECONDS} s0 s1 u0 u1 c0 c1
+	s0=$(slow_count); u0=$(slow_count slow_tun); c0=$(cpu_ticks)
+	MBPS=$(iperf_run "$t")
+	c1=$(cpu_ticks); s1=$(slow_count); u1=$(slow_count slow_tun)
+	SLOW=$((s1 - s0)); SLOW_TUN=$((u1 - u0)); CPU=$(cpu_pct "$c0" "$c1")
+}
+
+# --- the product -----------------------------------------------------------
+
+fastpath_present() {
+	[ -x "$FASTPATH" ] || { echo "no product binary at $FASTPATH: run 'make build' first"; return 1; }
+}
+
+# fastpath_start [ARGS]: the daemon in the background, waiting for its table.
+fastpath_start() {
+	fastpath_present || return 1
+	"$FASTPATH" daemon "$@" >> /tmp/fastpath-daemon.log 2>&1 &
+	FASTPATH_PID=$!
+	local i
+	for i in $(seq 1 100); do
+		nft list table inet fastpath >/dev/null 2>&1 && return 0
+		kill -0 "$FASTPATH_PID" 2>/dev/null || { echo "fastpath daemon exited:"; tail -n 20 /tmp/fastpath-daemon.log; return 1; }
+		sleep 0.2
+	done
+	echo "fastpath daemon: no 'table inet fastpath' after 20 s"; tail -n 20 /tmp/fastpath-daemon.log
+	return 1
+}
+
+fastpath_stop() {
+	[ -n "${FASTPATH_PID:-}" ] || return 0
+	kill -TERM "$FASTPATH_PID" 2>/dev/null || true
+	wait "$FASTPATH_PID" 2>/dev/null || true
+	FASTPATH_PID=""
+}
+fastpath_stop_hard() {
+	[ -n "${FASTPATH_PID:-}" ] && { kill -9 "$FASTPATH_PID" 2>/dev/null || true; wait "$FASTPATH_PID" 2>/dev/null || true; }
+	FASTPATH_PID=""
+	[ -x "$FASTPATH" ] && "$FASTPATH" daemon --cleanup >/dev/null 2>&1 || true
+}
+
+# fastpath_status: `fastpath status --json` into STATUS_JSON (and stdout on -v).
+fastpath_status() {
+	STATUS_JSON=$("$FASTPATH" status --json 2>/tmp/fastpath-status.err) || {
+		echo "fastpath status --json failed: $(cat /tmp/fastpath-status.err)"; return 1; }
+	echo "$STATUS_JSON" | jq -e . >/dev/null || { echo "fastpath status --json is not JSON: $STATUS_JSON"; return 1; }
+}
+sj() { echo "$STATUS_JSON" | jq -r "$1"; }
