@@ -170,9 +170,9 @@ func (b *Backend) kernelLinkExists(name string) (bool, error) {
 	var h *vnl.Handle
 	var err error
 	if b.netns > 0 {
-		h, err = vnl.NewHandleAt(netns.NsHandle(b.netns))
+		h, err = vnl.NewHandleAt(netns.NsHandle(b.netns), unix.NETLINK_ROUTE)
 	} else {
-		h, err = vnl.NewHandle()
+		h, err = vnl.NewHandle(unix.NETLINK_ROUTE)
 	}
 	if err != nil {
 		return false, err

@@ -46,7 +46,7 @@ func newTestNetNS(t *testing.T) int {
 // addVeths creates veth pairs <name> <-> <name>p in the namespace and sets both ends up.
 func addVeths(t *testing.T, nsFD int, names ...string) {
 	t.Helper()
-	h, err := vnl.NewHandleAt(netns.NsHandle(nsFD))
+	h, err := vnl.NewHandleAt(netns.NsHandle(nsFD), unix.NETLINK_ROUTE)
 	if err != nil {
 		t.Fatalf("netlink handle in the test namespace: %v", err)
 	}
@@ -71,7 +71,7 @@ func addVeths(t *testing.T, nsFD int, names ...string) {
 // delLink deletes a device from the namespace.
 func delLink(t *testing.T, nsFD int, name string) {
 	t.Helper()
-	h, err := vnl.NewHandleAt(netns.NsHandle(nsFD))
+	h, err := vnl.NewHandleAt(netns.NsHandle(nsFD), unix.NETLINK_ROUTE)
 	if err != nil {
 		t.Fatal(err)
 	}

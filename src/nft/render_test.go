@@ -1,12 +1,19 @@
 package nft
 
 import (
+	"embed"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// goldenFiles are compiled in, so the test binary runs anywhere (the VM lab
+// copies only the binary).
+//
+//go:embed testdata/*.nft
+var goldenFiles embed.FS
 
 // One golden file per case: the exact text `fastpath print` shows.
 func TestRenderGolden(t *testing.T) {
@@ -23,7 +30,7 @@ func TestRenderGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join("testdata", c.file)
-			want, err := os.ReadFile(path)
+			want, err := fs.ReadFile(goldenFiles, path)
 			if err != nil {
 				t.Fatalf("missing golden file: create %s with the expected nft text (%v)", path, err)
 			}
