@@ -258,7 +258,7 @@ const CONTRACT = {
 	blocklist: ['name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
-async function renderSettings() {
+async function renderSettings(without) {
 	const uci = {
 		fastpath: {
 			main: { '.type': 'fastpath', enabled: '1', hw_offload: 'auto', cut_in_fastpath: '1', cut_expiry: '10' },
@@ -267,6 +267,8 @@ async function renderSettings() {
 		},
 		firewall: { cfg01: { '.type': 'defaults', flow_offloading: '1', flow_offloading_hw: '1' } }
 	};
+	for (const sid of without || [])
+		delete uci.fastpath[sid];
 	const rt = makeRuntime({}, uci);
 	const view = rt.load('view.fastpath.settings');
 	await view.load();
@@ -298,6 +300,11 @@ test('settings: a form.Map over /etc/config/fastpath with every option of the co
 	assert.deepEqual(opt(lists, 'path').deps, [{ type: 'file' }]);
 	assert.deepEqual(opt(lists, 'address').deps, [{ type: 'list' }]);
 	assert.equal(opt(lists, 'address').datatype, 'ipaddr');
+});
+
+test('settings: the main section can be added only when the file lacks it', async () => {
+	assert.equal((await renderSettings()).map.sections[0].addremove, false);
+	assert.equal((await renderSettings(['main'])).map.sections[0].addremove, true);
 });
 
 test('settings: the firewall\'s switch and each list\'s source read in words', async () => {

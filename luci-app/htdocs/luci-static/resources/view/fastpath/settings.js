@@ -26,7 +26,8 @@ return view.extend({
 			_('How fastpath offloads flows and cuts connections. The offload itself is switched on under Network › Firewall › Routing/NAT Offloading; fastpath makes it truthful for this router\'s chipset.'));
 
 		s = m.section(form.NamedSection, 'main', 'fastpath', _('General'));
-		s.addremove = false;
+		/* A missing file means all defaults: offer to create the section then. */
+		s.addremove = !uci.get('fastpath', 'main');
 
 		o = s.option(form.Flag, 'enabled', _('Enable fastpath'),
 			_('When off, fastpath removes its tables and leaves offloading to the firewall.'));
