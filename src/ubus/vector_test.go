@@ -8,6 +8,8 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/ubus/internal/vectors"
 )
 
+func loadVectorsErr() ([]vectors.Scenario, error) { return vectors.Load() }
+
 func loadVectors(t testing.TB) []vectors.Scenario {
 	t.Helper()
 	s, err := vectors.Load()

@@ -1,0 +1,194 @@
+package ubus_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/ubus"
+	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"
+)
+
+func echoObject() *ubus.Object {
+	return &ubus.Object{Name: "echo", Methods: []ubus.Method{{
+		Name:      "echo",
+		Signature: []ubus.Arg{{Name: "text", Type: ubus.TypeString}},
+		Handler: func(_ context.Context, req *ubus.Request) (any, int) {
+			return req.Args, ubus.StatusOK
+		},
+	}}}
+}
+
+func callEcho(t *testing.T, c *ubus.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	got, err := c.Call(ctx, "echo", "echo", ubus.Table{{Name: "text", Value: "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := got.Get("text"); v != "hi" {
+		t.Fatalf("echo answered %v", got)
+	}
+}
+
+// ubusd restarting mid-session: the client reconnects, registers its
+// object again (with a new id) and calls work again.
+func TestClientReconnectsAfterBrokerRestart(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := ubus.NewClient(sock, nil)
+	cl.MinBackoff = 10 * time.Millisecond
+	obj := echoObject()
+	if err := cl.AddObject(obj); err != nil {
+		t.Fatal(err)
+	}
+	cl.Start()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cl.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	caller, err := ubus.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callEcho(t, caller)
+	firstID := obj.ID()
+
+	// A full restart: the socket goes away, calls fail fast meanwhile.
+	b.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for cl.Conn() != nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err = cl.Call(ctx, "echo", "echo", nil)
+	if !errors.Is(err, &ubus.StatusError{Code: ubus.StatusConnectionFailed}) {
+		t.Fatalf("call while ubusd is down: %v, want a connection failure at once", err)
+	}
+	if b, err = ubustest.Listen(sock); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := cl.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if obj.ID() == 0 || obj.ID() == firstID {
+		t.Fatalf("object id after restart %08x (before %08x): not re-registered", obj.ID(), firstID)
+	}
+	caller2, err := ubus.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer caller2.Close()
+	callEcho(t, caller2)
+
+	// Dropping every connection (without removing the socket) works too.
+	b.DropClients()
+	time.Sleep(50 * time.Millisecond)
+	if err := cl.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	caller3, err := ubus.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer caller3.Close()
+	callEcho(t, caller3)
+}
+
+func TestCallTimesOutAndHandlersRunConcurrently(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	owner, err := ubus.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	release := make(chan struct{})
+	obj := &ubus.Object{Name: "slow", Methods: []ubus.Method{
+		{Name: "block", Handler: func(context.Context, *ubus.Request) (any, int) { <-release; return nil, 0 }},
+		{Name: "quick", Handler: func(context.Context, *ubus.Request) (any, int) { return ubus.Table{{Name: "ok", Value: true}}, 0 }},
+	}}
+	if err := owner.AddObject(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	defer close(release)
+	caller, err := ubus.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer caller.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = caller.Call(ctx, "slow", "block", nil)
+	if !errors.Is(err, &ubus.StatusError{Code: ubus.StatusTimeout}) {
+		t.Fatalf("blocked call: %v, want a timeout", err)
+	}
+	// The blocked handler does not hold up the next call.
+	got, err := caller.Call(context.Background(), "slow", "quick", nil)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("quick call after a blocked one: %v %v", got, err)
+	}
+}
+
+func TestArgumentTypesAreChecked(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	owner, _ := ubus.Dial(sock)
+	defer owner.Close()
+	if err := owner.AddObject(context.Background(), echoObject()); err != nil {
+		t.Fatal(err)
+	}
+	caller, _ := ubus.Dial(sock)
+	defer caller.Close()
+	data, err := caller.Call(context.Background(), "echo", "echo", ubus.Table{{Name: "text", Value: int32(5)}})
+	var se *ubus.StatusError
+	if !errors.As(err, &se) || se.Code != ubus.StatusInvalidArgument {
+		t.Fatalf("error %v, want Invalid argument", err)
+	}
+	if msg, _ := data.Get("error"); msg != `text: must be a string, got an integer — pass e.g. {"text": "text"}` {
+		t.Errorf("error text %q", msg)
+	}
+	if _, err := caller.Call(context.Background(), "echo", "nosuch", nil); !errors.Is(err, &ubus.StatusError{Code: ubus.StatusMethodNotFound}) {
+		t.Errorf("missing method: %v", err)
+	}
+}
+
+func TestMessageOverLimitIsRefused(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, _ := ubus.Dial(sock)
+	defer c.Close()
+	big := make([]byte, ubus.MaxMessageLen)
+	for i := range big {
+		big[i] = 'a'
+	}
+	err = c.SendEvent(context.Background(), "demo.big", ubus.Table{{Name: "blob", Value: string(big)}})
+	var tooLarge ubus.ErrMessageTooLarge
+	if !errors.As(err, &tooLarge) {
+		t.Fatalf("error %v, want ErrMessageTooLarge", err)
+	}
+	// The connection is still good.
+	if err := c.SendEvent(context.Background(), "demo.small", nil); err != nil {
+		t.Fatal(err)
+	}
+}

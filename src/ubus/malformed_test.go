@@ -1,0 +1,68 @@
+package ubus
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+)
+
+// A malformed frame closes that connection with a log line; pending calls
+// fail instead of hanging, and nothing panics.
+func TestMalformedFrameClosesConnection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ubus.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		nc.Write(mustHex("00000000 12345678 00000004")) // HELLO
+		buf := make([]byte, 64)
+		nc.Read(buf) // the LOOKUP
+		// STATUS whose attribute claims the blobmsg flag: not a ubus attribute.
+		nc.Write(mustHex("00010001 00000000 0000000c 81000008 00000000"))
+		time.Sleep(time.Second)
+	}()
+	log, hook := logtest.NewNullLogger()
+	c, err := DialLog(path, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID() != 0x12345678 {
+		t.Errorf("client id %08x, want the HELLO's peer 12345678", c.ID())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = c.Lookup(ctx, "demo")
+	if !errors.Is(err, &StatusError{Code: StatusConnectionFailed}) {
+		t.Fatalf("lookup over a broken connection: %v, want a connection failure", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(time.Second):
+		t.Fatal("connection still open after a malformed frame")
+	}
+	e := hook.LastEntry()
+	if e == nil || e.Level != logrus.WarnLevel || !strings.Contains(e.Message, "malformed frame") {
+		t.Fatalf("log entry %+v, want a warning about the malformed frame", e)
+	}
+}
+
+func TestDialNamesMissingSocket(t *testing.T) {
+	_, err := Dial(filepath.Join(t.TempDir(), "nosuch.sock"))
+	if err == nil || !strings.Contains(err.Error(), "is ubusd running?") {
+		t.Fatalf("error %v, want one naming the socket and ubusd", err)
+	}
+}
