@@ -1,0 +1,153 @@
+package nft
+
+import (
+	"math/rand"
+	"reflect"
+	"sort"
+	"testing"
+)
+
+// synced is the observed state that exactly matches s.
+func synced(s Spec) observed {
+	devs := normalDevices(s.Devices)
+	return observed{
+		Kernel: Kernel{TablePresent: true, FlowtablePresent: true, Devices: devs, Hardware: s.Hardware, Counter: s.Counter,
+			Hook: "ingress", ChainPresent: true, ForwardRule: true},
+		chainShapeOK: true, ruleCount: 1,
+	}
+}
+
+func kinds(ops []op) []opKind {
+	out := []opKind{}
+	for _, o := range ops {
+		out = append(out, o.kind)
+	}
+	return out
+}
+
+func TestReconcile(t *testing.T) {
+	sw := Spec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	hw := sw
+	hw.Hardware = true
+	noCounter := sw
+	noCounter.Counter = false
+	plusWan1 := sw
+	plusWan1.Devices = []string{"lan0", "wan0", "wan1"}
+	minusWan0 := sw
+	minusWan0.Devices = []string{"lan0"}
+	swapped := sw
+	swapped.Devices = []string{"lan0", "wan1"}
+
+	noFlowtable := synced(sw)
+	noFlowtable.FlowtablePresent, noFlowtable.Devices = false, nil
+	noChain := synced(sw)
+	noChain.ChainPresent, noChain.ForwardRule, noChain.ruleCount = false, false, 0
+	badChain := synced(sw)
+	badChain.chainShapeOK = false
+	extraRule := synced(sw)
+	extraRule.ruleCount = 2
+	foreignRule := synced(sw)
+	foreignRule.ForwardRule = false
+	wrongPriority := synced(sw)
+	wrongPriority.Priority = 10
+
+	cases := []struct {
+		name string
+		have observed
+		want Spec
+		ops  []opKind
+		devs [][]string // devices of each op, where it names some
+	}{
+		{"off and absent", observed{}, Spec{}, []opKind{}, nil},
+		{"off and present", synced(sw), Spec{}, []opKind{opDeleteTable}, nil},
+		{"first apply", observed{}, sw, []opKind{opCreateTable}, [][]string{{"lan0", "wan0"}}},
+		{"in sync", synced(sw), sw, []opKind{}, nil},
+		{"device added", synced(sw), plusWan1, []opKind{opAddDevices}, [][]string{{"wan1"}}},
+		{"device removed", synced(sw), minusWan0, []opKind{opDelDevices}, [][]string{{"wan0"}}},
+		{"device swapped", synced(sw), swapped, []opKind{opDelDevices, opAddDevices}, [][]string{{"wan0"}, {"wan1"}}},
+		{"hardware on", synced(sw), hw, []opKind{opDeleteTable, opCreateTable}, [][]string{nil, {"lan0", "wan0"}}},
+		{"hardware off", synced(hw), sw, []opKind{opDeleteTable, opCreateTable}, nil},
+		{"counter off", synced(sw), noCounter, []opKind{opDeleteTable, opCreateTable}, nil},
+		{"flowtable priority changed by someone", wrongPriority, sw, []opKind{opDeleteTable, opCreateTable}, nil},
+		{"flowtable deleted by someone", noFlowtable, sw, []opKind{opAddFlowtable}, [][]string{{"lan0", "wan0"}}},
+		{"chain deleted by someone", noChain, sw, []opKind{opAddChain}, nil},
+		{"chain reshaped by someone", badChain, sw, []opKind{opReplaceChain}, nil},
+		{"rule added by someone", extraRule, sw, []opKind{opReplaceRules}, nil},
+		{"rule replaced by someone", foreignRule, sw, []opKind{opReplaceRules}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ops := reconcile(c.have, c.want)
+			if got := kinds(ops); !reflect.DeepEqual(got, c.ops) {
+				t.Fatalf("ops = %v, want %v", got, c.ops)
+			}
+			for i, want := range c.devs {
+				if want != nil && !reflect.DeepEqual(ops[i].devices, want) {
+					t.Errorf("op %d devices = %v, want %v", i, ops[i].devices, want)
+				}
+			}
+			for _, o := range ops {
+				if o.action == "" {
+					t.Errorf("op %v has no action text", o.kind)
+				}
+			}
+		})
+	}
+}
+
+// model applies ops the way the kernel does, for the convergence test.
+func model(o observed, ops []op) observed {
+	for _, p := range ops {
+		switch p.kind {
+		case opDeleteTable:
+			o = observed{}
+		case opCreateTable:
+			o = synced(Spec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter})
+		case opAddFlowtable:
+			o.FlowtablePresent, o.Devices, o.Hardware, o.Counter, o.Hook, o.Priority = true, p.devices, p.hardware, p.counter, "ingress", 0
+		case opAddDevices:
+			o.Devices = append(append([]string{}, o.Devices...), p.devices...)
+			sort.Strings(o.Devices)
+		case opDelDevices:
+			o.Devices = difference(o.Devices, p.devices)
+		case opAddChain, opReplaceChain, opReplaceRules:
+			o.ChainPresent, o.chainShapeOK, o.ForwardRule, o.ruleCount = true, true, true, 1
+		}
+	}
+	return o
+}
+
+// Any sequence of specs converges in one step, a second reconcile finds
+// nothing to do, and only a flag change ever recreates the flowtable.
+func TestReconcileConvergesInAnyOrder(t *testing.T) {
+	specs := []Spec{
+		{},
+		{Enabled: true, Counter: true},
+		{Enabled: true, Devices: []string{"lan0"}, Counter: true},
+		{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true},
+		{Enabled: true, Devices: []string{"wan0", "wan1", "lan0"}, Counter: true},
+		{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: true, Counter: true},
+		{Enabled: true, Devices: []string{"eth0.2"}, Hardware: true},
+	}
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 200; round++ {
+		var o observed
+		for _, i := range rng.Perm(len(specs)) {
+			s := specs[i]
+			before := o
+			ops := reconcile(o, s)
+			o = model(o, ops)
+			if again := reconcile(o, s); len(again) != 0 {
+				t.Fatalf("round %d: after %v the spec %+v still needs %v", round, kinds(ops), s, kinds(again))
+			}
+			if s.Enabled && (!reflect.DeepEqual(normalDevices(s.Devices), normalDevices(o.Devices)) || o.Hardware != s.Hardware || o.Counter != s.Counter) {
+				t.Fatalf("round %d: model %+v does not match spec %+v", round, o.Kernel, s)
+			}
+			recreated := len(ops) > 0 && ops[0].kind == opDeleteTable && s.Enabled
+			flagsChanged := s.Enabled && before.FlowtablePresent && (before.Hardware != s.Hardware || before.Counter != s.Counter)
+			if recreated != flagsChanged {
+				t.Fatalf("round %d: %+v -> %+v recreated=%v, flags changed=%v", round, before.Kernel, s, recreated, flagsChanged)
+			}
+		}
+	}
+}
