@@ -12,13 +12,12 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
-	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/engine"
 	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/uci"
-	"github.com/fastpath-wrt/fastpath/src/version"
 )
 
 // Reconciler runs observe -> plan -> apply -> verify once per call.
@@ -28,7 +27,7 @@ type Reconciler struct {
 
 	nft  *nft.Backend
 	ct   *conntrack.Client
-	cut  *cut.Engine
+	cut  *engine.Engine
 	mu   sync.Mutex
 	last result
 	// hwCorrected remembers why flow_offloading_hw was set back to 0, so
@@ -54,7 +53,7 @@ func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
 	if r.ct, err = conntrack.Open(); err != nil {
 		return nil, fmt.Errorf("conntrack: %w", err)
 	}
-	if r.cut, err = cut.NewEngine(r.ct, log.WithField("part", "cut")); err != nil {
+	if r.cut, err = engine.NewEngine(r.ct, log.WithField("part", "cut")); err != nil {
 		return nil, fmt.Errorf("cut: %w", err)
 	}
 	return r, nil

@@ -147,3 +147,5 @@ func (d *Daemon) watchLinks(ctx context.Context) {
 		}
 	}()
 }
+
+func Serve(ctx context.Context, r *Reconciler, socket string) error { return New(r).Run(ctx) }

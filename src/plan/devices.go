@@ -65,7 +65,7 @@ func describe(dev string, devs []string) string {
 	if len(devs) == 1 && devs[0] == dev {
 		return "listed"
 	}
-	out := "listed as its ports"
+	out := "frames enter on"
 	for i, d := range devs {
 		if i == 0 {
 			out += " "

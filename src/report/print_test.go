@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/uci"
@@ -29,6 +30,7 @@ const boardsDir = "../testdata/boards"
 type printCase struct {
 	board string
 	sets  [][4]string // package, section, option, value
+	mode  string      // `fastpath set` mode written before planning
 	want  string
 	head  string
 }
@@ -51,6 +53,8 @@ func readCase(t *testing.T, path string) printCase {
 		case strings.HasPrefix(line, "#"), strings.TrimSpace(line) == "":
 		case strings.HasPrefix(line, "board: "):
 			c.board = strings.TrimPrefix(line, "board: ")
+		case strings.HasPrefix(line, "mode: "):
+			c.mode = strings.TrimPrefix(line, "mode: ")
 		case strings.HasPrefix(line, "set: "):
 			kv := strings.TrimPrefix(line, "set: ")
 			key, value, ok := strings.Cut(kv, "=")
@@ -60,7 +64,7 @@ func readCase(t *testing.T, path string) printCase {
 			}
 			c.sets = append(c.sets, [4]string{parts[0], parts[1], parts[2], value})
 		default:
-			t.Fatalf("%s: unknown input line %q (want board:, set: or #)", path, line)
+			t.Fatalf("%s: unknown input line %q (want board:, mode:, set: or #)", path, line)
 		}
 	}
 	if c.board == "" {
@@ -117,7 +121,13 @@ func TestPrintGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := readCase(t, path)
 			root := fixtureRoot(t, c.board)
+			if c.mode != "" {
+				if _, err := config.WriteMode(root, c.mode); err != nil {
+					t.Fatalf("mode %s: %v", c.mode, err)
+				}
+			}
 			for _, s := range c.sets {
+				ensureFile(t, root, s[0])
 				if _, err := uci.SetCommitted(root, s[0], s[1], s[2], s[3]); err != nil {
 					t.Fatalf("set %v: %v", s, err)
 				}
@@ -137,5 +147,17 @@ func TestPrintGolden(t *testing.T) {
 				t.Errorf("fastpath print differs (go test ./src/report -update rewrites it)\n--- got\n%s--- want\n%s", got, c.want)
 			}
 		})
+	}
+}
+
+// ensureFile gives a case that sets an option of a package the board has
+// no file for (fastpath, as shipped) a file with the default section.
+func ensureFile(t *testing.T, root, pkg string) {
+	path := filepath.Join(root, "etc/config", pkg)
+	if _, err := os.Stat(path); err == nil || pkg != "fastpath" {
+		return
+	}
+	if err := os.WriteFile(path, []byte("config fastpath 'main'\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,135 @@
+package plan
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// lab is the seed-001 router: lan0, underlay wan0, tunnel ipip-tun.
+func lab(peer string) observe.Snapshot {
+	s := observe.Snapshot{
+		Settings: config.Settings{
+			Offload:  config.Offload{FlowOffloading: true},
+			Fastpath: config.Defaults(),
+			Network: config.Network{Interfaces: []config.Interface{
+				{Name: "loopback", Proto: "static", Device: "lo"},
+				{Name: "lan", Proto: "static", Device: "lan0"},
+				{Name: "wan", Proto: "static", Device: "wan0"},
+				{Name: "tun", Proto: "ipip", PeerAddr: peer, IPAddr: "192.168.1.1"},
+			}},
+		},
+		Platform: platform.Info{SoC: "unknown", Devices: []platform.Device{
+			{Name: "lo", Kind: "loopback"}, {Name: "lan0", Kind: "ether"}, {Name: "wan0", Kind: "ether"}, {Name: "ipip-tun", Kind: "ipip"},
+		}},
+		Routes: []observe.Route{
+			{Dst: netip.MustParsePrefix("192.168.0.0/24"), Device: "lan0"},
+			{Dst: netip.MustParsePrefix("192.168.1.0/24"), Device: "wan0"},
+			{Dst: netip.MustParsePrefix("0.0.0.0/0"), Device: "ipip-tun"},
+		},
+		Kernel: status.Kernel{Release: "7.2.13+deb14-amd64", Flowtable: true, IPIPRxAccel: true},
+	}
+	return s
+}
+
+func TestTunnelUnderlayByRoute(t *testing.T) {
+	p := Make(lab("192.168.1.2"), Constraints{})
+	if want := []string{"lan0", "wan0"}; !slices.Equal(p.Flowtable.Devices, want) {
+		t.Fatalf("devices %v, want %v", p.Flowtable.Devices, want)
+	}
+	if len(p.Tunnels) != 1 || p.Tunnels[0].Underlay != "wan0" || !p.Tunnels[0].InFastpath {
+		t.Fatalf("tunnels = %+v", p.Tunnels)
+	}
+}
+
+func TestTunnelUnderlayOnlyFromTheTunnel(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Settings.Network.Interfaces[2].Disabled = true // wan not routed: only the tunnel brings wan0 in
+	p := Make(s, Constraints{})
+	if want := []string{"lan0", "wan0"}; !slices.Equal(p.Flowtable.Devices, want) {
+		t.Fatalf("devices %v, want %v: the underlay must be listed for the tunnel alone", p.Flowtable.Devices, want)
+	}
+}
+
+func TestTunnelOnOldKernel(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Kernel.Release, s.Kernel.IPIPRxAccel = "6.12.43+deb12-amd64", false
+	p := Make(s, Constraints{})
+	tun := p.Tunnels[0]
+	if tun.InFastpath || !strings.Contains(tun.Reason, "lacks IPIP rx acceleration") {
+		t.Fatalf("tunnel = %+v", tun)
+	}
+}
+
+func TestTunnelProblems(t *testing.T) {
+	for peer, want := range map[string]string{
+		"":               "is not an IPv4 address",
+		"peer.example":   "is not an IPv4 address",
+		"198.51.100.200": "goes through the tunnel itself", // only the default route, via the tunnel
+	} {
+		p := Make(lab(peer), Constraints{})
+		if len(p.Tunnels) != 1 || p.Tunnels[0].Underlay != "" || !strings.Contains(p.Tunnels[0].Reason, want) {
+			t.Errorf("peer %q: tunnels = %+v, want a reason containing %q", peer, p.Tunnels, want)
+		}
+		if slices.Contains(p.Flowtable.Devices, "ipip-tun") {
+			t.Errorf("peer %q: the tunnel device was listed", peer)
+		}
+	}
+}
+
+func TestHardwareRefusedFallsBackAndCorrectsUCI(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Settings.Offload.FlowOffloadingHW = true
+	s.Platform.SoC, s.Platform.HWOffloadCapable, s.Platform.HWOffloadEngine = "mt7621", true, "MediaTek PPE"
+	p := Make(s, Constraints{})
+	if p.Mode.Effective != status.ModeHardware || !p.Flowtable.Hardware || len(p.UCIFixes) != 0 {
+		t.Fatalf("capable chip: mode %+v fixes %v", p.Mode, p.UCIFixes)
+	}
+	p = Make(s, Constraints{HardwareRefused: "Operation not supported"})
+	if p.Mode.Effective != status.ModeSoftware || p.Flowtable.Hardware || len(p.UCIFixes) != 1 ||
+		!strings.Contains(p.Mode.Reason, "kernel refused") {
+		t.Fatalf("refused: mode %+v fixes %v", p.Mode, p.UCIFixes)
+	}
+}
+
+func TestHWCorrectedKeepsExplaining(t *testing.T) {
+	s := lab("192.168.1.2")
+	p := Make(s, Constraints{HWCorrected: "hw offload requested, but this chipset has no flow-offload engine: software offload"})
+	if p.Mode.Effective != status.ModeSoftware || !strings.Contains(p.Mode.Reason, "set back to 0") || len(p.UCIFixes) != 0 {
+		t.Fatalf("mode %+v fixes %v", p.Mode, p.UCIFixes)
+	}
+}
+
+func TestMakeIsDeterministic(t *testing.T) {
+	s := lab("192.168.1.2")
+	a, b := Make(s, Constraints{}), Make(s, Constraints{})
+	if !slices.Equal(a.Flowtable.Devices, b.Flowtable.Devices) || !slices.Equal(a.Decisions, b.Decisions) {
+		t.Fatal("two plans of one snapshot differ")
+	}
+}
+
+func TestResolveFollowsBridgesAndVLANs(t *testing.T) {
+	r := resolver{devs: map[string]platform.Device{
+		"br-lan": {Name: "br-lan", Kind: "bridge", Lower: []string{"lan1", "wlan0"}},
+		"lan1":   {Name: "lan1", Kind: "dsa-user", Lower: []string{"eth0"}},
+		"wlan0":  {Name: "wlan0", Kind: "wireless"},
+		"eth0.2": {Name: "eth0.2", Kind: "vlan", Lower: []string{"eth0"}},
+		"eth0":   {Name: "eth0", Kind: "dsa-conduit"},
+	}, bridges: map[string][]string{"br-down": {"lan1"}}}
+	for dev, want := range map[string][]string{
+		"br-lan":  {"lan1", "wlan0"},
+		"eth0.2":  {"eth0"},
+		"br-down": {"lan1"}, // a bridge that is down: its UCI ports
+		"missing": nil,
+	} {
+		if got := r.resolve(dev); !slices.Equal(got, want) {
+			t.Errorf("resolve(%s) = %v, want %v", dev, got, want)
+		}
+	}
+}
