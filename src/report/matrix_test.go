@@ -28,7 +28,7 @@ var boards = map[string]struct {
 
 // printJSON is the part of `fastpath print --json` scripts rely on.
 type printJSON struct {
-	Mode struct{ Requested, Effective, Reason string }
+	Mode     struct{ Requested, Effective, Reason string }
 	Platform struct {
 		SoC              string `json:"soc"`
 		HWOffloadCapable bool   `json:"hw_offload_capable"`
