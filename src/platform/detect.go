@@ -17,8 +17,12 @@ const (
 	fileDTModel     = "/proc/device-tree/model"
 	fileOSRelease   = "/proc/sys/kernel/osrelease"
 	dirClassNet     = "/sys/class/net"
-	unknownSoC      = "unknown"
 	maxSignalLength = 64 << 10 // no real signal file comes near this
+)
+
+const (
+	unknownSoC      = "unknown"
+	nothingReadable = "Nothing could be read: unknown chips are treated as software-only"
 )
 
 // Detect works out the board, SoC and network devices of the system whose
@@ -30,11 +34,11 @@ func Detect(root string) (Info, error) {
 	info := Info{SoC: unknownSoC, Evidence: []Evidence{}, Devices: []Device{}}
 	st, err := os.Stat(root)
 	if err != nil {
-		info.HWOffloadReason = "Nothing could be read: unknown chips are treated as software-only"
+		info.HWOffloadReason = nothingReadable
 		return info, fmt.Errorf("platform: root %q: %v: pass the directory holding the router's /proc, /sys, /etc and /tmp (\"/\" on the router)", root, err)
 	}
 	if !st.IsDir() {
-		info.HWOffloadReason = "Nothing could be read: unknown chips are treated as software-only"
+		info.HWOffloadReason = nothingReadable
 		return info, fmt.Errorf("platform: root %q is not a directory: pass the directory holding the router's /proc, /sys, /etc and /tmp", root)
 	}
 	r := reader{root: root}

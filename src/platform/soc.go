@@ -10,7 +10,6 @@ type socMatch struct {
 	row     SoC
 	name    string // chip name, e.g. "qca9558"
 	display string // e.g. "QCA9558"
-	by      string // "compatible" or "target"
 	value   string // the compatible string or target that matched
 }
 
@@ -18,13 +17,13 @@ type socMatch struct {
 // the strongest signal and always wins; the OpenWrt target is used only for
 // chips without a device tree or families that cannot offload in hardware.
 func matchSoC(compatible []string, target string) (socMatch, bool) {
-	// compatible lists the board first and the SoC last; every entry is
-	// tried so a board string never shadows the SoC.
+	// Entries run most specific first (the board, then the SoC); board
+	// strings match no chip pattern, so the SoC's entry decides.
 	for _, c := range compatible {
 		for _, row := range socTable {
 			for _, pattern := range row.Compatible {
 				if globMatch(pattern, c) {
-					return newMatch(row, chipFromCompatible(c), "compatible", c), true
+					return newMatch(row, chipFromCompatible(c), c), true
 				}
 			}
 		}
@@ -38,15 +37,21 @@ func matchSoC(compatible []string, target string) (socMatch, bool) {
 		}
 		for _, pattern := range row.Targets {
 			if globMatch(pattern, target) {
-				return newMatch(row, strings.SplitN(target, "/", 2)[0], "target", target), true
+				m := newMatch(row, row.Family, target)
+				if row.Name == nameFromCompatible {
+					m.display = row.Family // e.g. "ath79": no chip name to show
+				}
+				return m, true
 			}
 		}
 	}
 	return socMatch{}, false
 }
 
-func newMatch(row SoC, fallbackName, by, value string) socMatch {
-	m := socMatch{row: row, name: row.Name, display: row.Display, by: by, value: value}
+// newMatch names the chip of a row; rows for whole families take the name
+// from the signal.
+func newMatch(row SoC, fallbackName, value string) socMatch {
+	m := socMatch{row: row, name: row.Name, display: row.Display, value: value}
 	if m.name == nameFromCompatible {
 		m.name = fallbackName
 		m.display = strings.ToUpper(fallbackName)

@@ -63,7 +63,7 @@ var socTable = []SoC{
 		Compatible: []string{"mediatek,mt7628*", "mediatek,mt7688*", "ralink,mt7628*", "ralink,mt7688*"},
 		Targets:    []string{"ramips/mt76x8"},
 		Limit:      "has no flow-offload engine (its ethernet driver advertises hw-tc-offload, which is no flowtable engine)"},
-	{Name: "mt2701", Display: "MT2701", Vendor: "MediaTek", Family: "mediatek",
+	{Name: "mt2701", Display: "MT2701", Vendor: "MediaTek",
 		Compatible: []string{"mediatek,mt2701*"},
 		Limit:      "has no flow-offload engine (its ethernet driver advertises hw-tc-offload, which is no flowtable engine)"},
 	{Name: "mt7620", Display: "MT7620", Vendor: "MediaTek", Family: "ramips/mt7620",
