@@ -1,0 +1,383 @@
+#!/bin/sh
+# Install test for the packages that ipk.sh built, and lint of our shell
+# scripts. For every dist/*.ipk: the format opkg reads (a gzipped tar of
+# debian-binary, data.tar.gz, control.tar.gz; root-owned; control fields;
+# conffiles; OpenWrt's postinst/prerm), then an install into a staging root
+# as opkg does it, with the modes every file must have. The package scripts
+# run twice: offline (IPKG_INSTROOT set, as in an image build: only the
+# rc.d links may change) and live, chrooted into the staging root with
+# recording stand-ins for procd, ubus and uci (src/build/pkgtest/root).
+#
+# Prints a line per check and 'N passed, N failed, N skipped'.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+passed=0 failed=0 skipped=0
+ok() {
+	passed=$((passed + 1))
+	echo "ok    $1"
+}
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL  $1${2:+: $2}"
+}
+skip() {
+	skipped=$((skipped + 1))
+	echo "SKIP  $1: $2"
+}
+# check DESCRIPTION COMMAND...: ok when the command succeeds.
+check() {
+	desc=$1
+	shift
+	if out=$("$@" 2>&1); then ok "$desc"; else bad "$desc" "$(echo "$out" | tail -n 5)"; fi
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# --- shell scripts: sh -n, busybox ash -n, shellcheck ---------------------
+scripts="files/fastpath.init files/fastpath.hotplug files/fastpath.uci-defaults $(ls src/build/*.sh)"
+for f in $scripts; do
+	check "sh -n $f" sh -n "$f"
+	if command -v busybox >/dev/null; then
+		check "busybox ash -n $f (OpenWrt's shell)" busybox ash -n "$f"
+	fi
+done
+if command -v shellcheck >/dev/null; then
+	# The init script is sourced by rc.common, which provides the procd_*
+	# functions and $initscript; its own directive says so.
+	for f in $scripts; do check "shellcheck $f" shellcheck -s sh "$f"; done
+	check "shellcheck src/build/pkgtest/root" shellcheck -s sh \
+		src/build/pkgtest/root/lib/functions.sh src/build/pkgtest/root/lib/functions/procd.sh \
+		src/build/pkgtest/root/etc/rc.common src/build/pkgtest/root/usr/bin/ubus \
+		src/build/pkgtest/root/sbin/uci src/build/pkgtest/root/usr/sbin/fastpath.stub
+else
+	bad "shellcheck" "not installed: install shellcheck (src/build/deps.sh does)"
+fi
+
+# --- package format -------------------------------------------------------
+version=$(cat dist/VERSION 2>/dev/null)
+ipks=$(ls dist/*.ipk 2>/dev/null)
+if [ -z "$ipks" ] || [ -z "$version" ]; then
+	bad "packages" "no dist/*.ipk or dist/VERSION: run make ipk first"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit 1
+fi
+
+# field FILE NAME: a control field's value.
+field() { sed -n "s/^$2: //p" "$1" | head -n 1; }
+
+# elf_matches FILE ARCH: the ELF header is the one the architecture needs
+# (class, byte order, machine).
+elf_matches() {
+	hex=$(od -A n -t x1 -N 20 "$1" | tr -d ' \n')
+	got="$(echo "$hex" | cut -c1-8) class=$(echo "$hex" | cut -c9-10) data=$(echo "$hex" | cut -c11-12) machine=$(echo "$hex" | cut -c37-40)"
+	case "$2" in
+	mips_24kc) want="7f454c46 class=01 data=02 machine=0008" ;;
+	mipsel_24kc) want="7f454c46 class=01 data=01 machine=0800" ;;
+	aarch64_cortex-a53) want="7f454c46 class=02 data=01 machine=b700" ;;
+	arm_cortex-a7_neon-vfpv4) want="7f454c46 class=01 data=01 machine=2800" ;;
+	x86_64) want="7f454c46 class=02 data=01 machine=3e00" ;;
+	*) want="a known architecture" ;;
+	esac
+	[ "$got" = "$want" ] || {
+		echo "ELF header: $got; $2 needs $want"
+		return 1
+	}
+}
+
+qemu_for() {
+	case "$1" in
+	mips_24kc) echo qemu-mips-static ;;
+	mipsel_24kc) echo qemu-mipsel-static ;;
+	aarch64_cortex-a53) echo qemu-aarch64-static ;;
+	arm_cortex-a7_neon-vfpv4) echo qemu-arm-static ;;
+	*) echo "" ;;
+	esac
+}
+
+# shellcheck disable=SC2016 # the scripts' own $ signs
+postinst_want='#!/bin/sh
+[ "${IPKG_NO_SCRIPT}" = "1" ] && exit 0
+[ -s ${IPKG_INSTROOT}/lib/functions.sh ] || exit 0
+. ${IPKG_INSTROOT}/lib/functions.sh
+default_postinst $0 $@'
+# shellcheck disable=SC2016
+prerm_want='#!/bin/sh
+[ -s ${IPKG_INSTROOT}/lib/functions.sh ] || exit 0
+. ${IPKG_INSTROOT}/lib/functions.sh
+default_prerm $0 $@'
+
+# unpack IPK DIR: the outer archive as opkg reads it, into DIR/{control,data}.
+unpack() {
+	ipk=$1 dir=$2
+	mkdir -p "$dir/outer" "$dir/control"
+	magic=$(od -A n -t x1 -N 2 "$ipk" | tr -d ' ')
+	[ "$magic" = 1f8b ] || {
+		bad "$ipk is a gzipped tar" "starts with $magic (an ar archive starts with 213c): opkg rejects it"
+		return 1
+	}
+	members=$(tar -tzf "$ipk" | tr '\n' ' ')
+	if [ "$members" = "./debian-binary ./data.tar.gz ./control.tar.gz " ]; then
+		ok "$ipk members are ./debian-binary ./data.tar.gz ./control.tar.gz"
+	else
+		bad "$ipk members" "got '$members'"
+	fi
+	tar -xzf "$ipk" -C "$dir/outer" || return 1
+	check "$ipk debian-binary is 2.0" test "$(cat "$dir/outer/debian-binary")" = "2.0"
+	owners=$(for t in "$ipk" "$dir/outer/control.tar.gz" "$dir/outer/data.tar.gz"; do
+		tar --numeric-owner -tvzf "$t" | awk '$2 != "0/0" { print $NF " " $2 }'
+	done)
+	if [ -z "$owners" ]; then ok "$ipk every entry is owned by 0/0"; else bad "$ipk owners" "$owners"; fi
+	tar -xzf "$dir/outer/control.tar.gz" -C "$dir/control"
+}
+
+# control_checks IPK DIR NAME ARCH: the control file says what it must.
+control_checks() {
+	ipk=$1 ctl=$2/control/control name=$3 arch=$4
+	for f in Package Version Depends Source SourceName License Section SourceDateEpoch Maintainer Architecture Installed-Size Description; do
+		[ -n "$(field "$ctl" "$f")" ] || bad "$ipk control field $f" "missing or empty"
+	done
+	check "$ipk control: Package $name" test "$(field "$ctl" Package)" = "$name"
+	check "$ipk control: Version $version" test "$(field "$ctl" Version)" = "$version"
+	check "$ipk control: Architecture $arch" test "$(field "$ctl" Architecture)" = "$arch"
+	size=$(gzip -dc "$2/outer/data.tar.gz" | wc -c)
+	check "$ipk control: Installed-Size is data.tar's size ($size)" test "$(field "$ctl" Installed-Size)" = "$size"
+	epoch=$(field "$ctl" SourceDateEpoch)
+	stamps=$(TZ=UTC tar --numeric-owner --full-time -tvzf "$2/outer/data.tar.gz" | awk '{ print $4 " " $5 }' | sort -u)
+	want=$(TZ=UTC date -d "@$epoch" '+%Y-%m-%d %H:%M:%S' 2>/dev/null)
+	check "$ipk data mtimes are SourceDateEpoch ($want UTC)" test "$stamps" = "$want"
+	check "$ipk postinst is OpenWrt's" test "$(cat "$2/control/postinst")" = "$postinst_want"
+	check "$ipk prerm is OpenWrt's" test "$(cat "$2/control/prerm")" = "$prerm_want"
+	check "$ipk postinst and prerm are executable" test -x "$2/control/postinst" -a -x "$2/control/prerm"
+}
+
+# install_root IPK DIR: opkg's install into DIR/root: data files, the
+# package's info files and status entry, and the stand-in OpenWrt root.
+install_root() {
+	ipk=$1 dir=$2 root=$2/root
+	mkdir -p "$root/tmp" "$root/etc/rc.d" "$root/usr/lib/opkg/info"
+	cp -R src/build/pkgtest/root/. "$root/"
+	name=$(field "$dir/control/control" Package)
+	tar -xzf "$dir/outer/data.tar.gz" -C "$root" --same-permissions
+	tar -tzf "$dir/outer/data.tar.gz" | sed -n 's|^\./\(.*[^/]\)$|/\1|p' >"$root/usr/lib/opkg/info/$name.list"
+	for f in control conffiles postinst prerm postinst-pkg; do
+		[ ! -f "$dir/control/$f" ] || cp -p "$dir/control/$f" "$root/usr/lib/opkg/info/$name.$f"
+	done
+	{
+		cat "$dir/control/control"
+		echo "Status: install user installed"
+		echo
+	} >>"$root/usr/lib/opkg/status"
+	: >"$root/tmp/calls.log"
+}
+
+# mode_is FILE MODE
+mode_is() {
+	got=$(stat -c %a "$1" 2>/dev/null) || {
+		echo "$1 does not exist"
+		return 1
+	}
+	[ "$got" = "$2" ] || {
+		echo "$1 has mode $got"
+		return 1
+	}
+}
+
+calls() { cat "$1/tmp/calls.log"; }
+: >"$work/none"
+
+# --- fastpath, one per architecture ---------------------------------------
+live_done=""
+for ipk in $ipks; do
+	base=$(basename "$ipk" .ipk)
+	case "$base" in fastpath_*) ;; *) continue ;; esac
+	arch=${base#fastpath_"${version}"_}
+	dir=$work/$base root=$work/$base/root
+	unpack "$ipk" "$dir" || continue
+	control_checks "$ipk" "$dir" fastpath "$arch"
+	depends=$(field "$dir/control/control" Depends)
+	for dep in libc kmod-nft-offload kmod-nft-netdev kmod-nf-conntrack-netlink firewall4; do
+		case ", $depends," in
+		*", $dep,"*) ok "$ipk Depends has $dep" ;;
+		*) bad "$ipk Depends has $dep" "Depends: $depends" ;;
+		esac
+	done
+	check "$ipk conffiles is /etc/config/fastpath" test "$(cat "$dir/control/conffiles")" = "/etc/config/fastpath"
+
+	install_root "$ipk" "$dir"
+	while read -r conffile; do
+		check "$ipk conffile $conffile is installed as a file" test -f "$root$conffile"
+	done <"$dir/control/conffiles"
+	check "$arch /usr/sbin/fastpath 0755" mode_is "$root/usr/sbin/fastpath" 755
+	check "$arch /etc/init.d/fastpath 0755" mode_is "$root/etc/init.d/fastpath" 755
+	check "$arch /etc/config/fastpath 0600" mode_is "$root/etc/config/fastpath" 600
+	check "$arch /etc/hotplug.d/iface/30-fastpath 0644" mode_is "$root/etc/hotplug.d/iface/30-fastpath" 644
+	check "$arch /etc/uci-defaults/90-fastpath 0755" mode_is "$root/etc/uci-defaults/90-fastpath" 755
+	for f in fastpath.init:etc/init.d/fastpath fastpath.config:etc/config/fastpath \
+		fastpath.hotplug:etc/hotplug.d/iface/30-fastpath fastpath.uci-defaults:etc/uci-defaults/90-fastpath; do
+		check "$arch /${f#*:} is files/${f%%:*}" cmp "files/${f%%:*}" "$root/${f#*:}"
+	done
+	check "$arch binary is an ELF for $arch" elf_matches "$root/usr/sbin/fastpath" "$arch"
+	qemu=$(qemu_for "$arch")
+	if [ -n "$qemu" ] && ! command -v "$qemu" >/dev/null; then
+		skip "$arch fastpath version" "$qemu is missing (install qemu-user-static)"
+	else
+		# shellcheck disable=SC2086 # $qemu is empty for x86_64
+		got=$($qemu "$root/usr/sbin/fastpath" version 2>&1)
+		case "$got" in
+		*"$version"*) ok "$arch 'fastpath version' says $version" ;;
+		*) bad "$arch 'fastpath version' says $version" "got: $(echo "$got" | head -n 3)" ;;
+		esac
+	fi
+
+	# Offline, as an image build runs it: only the rc.d link may appear.
+	export IPKG_INSTROOT="$root"
+	check "$arch offline postinst exits 0" sh "$root/usr/lib/opkg/info/fastpath.postinst" configure
+	check "$arch offline postinst enabled the service (/etc/rc.d/S20fastpath)" \
+		test "$(readlink "$root/etc/rc.d/S20fastpath")" = "../init.d/fastpath"
+	check "$arch offline postinst called default_postinst, nothing live" \
+		test "$(calls "$root")" = "default_postinst fastpath root=set"
+	: >"$root/tmp/calls.log"
+	check "$arch offline prerm exits 0" sh "$root/usr/lib/opkg/info/fastpath.prerm" remove
+	check "$arch offline prerm disabled the service" test ! -e "$root/etc/rc.d/S20fastpath"
+	check "$arch offline prerm ran no cleanup" test "$(calls "$root")" = "default_prerm fastpath root=set"
+	: >"$root/tmp/calls.log"
+	IPKG_NO_SCRIPT=1 sh "$root/usr/lib/opkg/info/fastpath.postinst" configure
+	check "$arch IPKG_NO_SCRIPT=1 postinst does nothing" test ! -s "$root/tmp/calls.log"
+	unset IPKG_INSTROOT
+
+	# Live, once: the scripts are the same in every architecture's package.
+	[ -z "$live_done" ] || continue
+	live_done=1
+	if [ "$(id -u)" != 0 ] || ! command -v busybox >/dev/null || ! command -v chroot >/dev/null; then
+		skip "live install scripts (chroot)" "need root, chroot and busybox (busybox-static)"
+		continue
+	fi
+	mkdir -p "$root/bin" "$root/dev"
+	mknod -m 666 "$root/dev/null" c 1 3
+	cp "$(command -v busybox)" "$root/bin/busybox"
+	chroot "$root" /bin/busybox --install -s /bin
+	mv "$root/usr/sbin/fastpath" "$work/fastpath.real"
+	cp -p "$root/usr/sbin/fastpath.stub" "$root/usr/sbin/fastpath"
+	in_root() { chroot "$root" /bin/sh -c "$1"; }
+	reset() {
+		: >"$root/tmp/calls.log"
+		rm -f "$root/tmp/ubus-fastpath" "$root/tmp/ubus-delay"
+	}
+
+	# postinst on a router: uci-defaults run and are deleted, the service
+	# is enabled and started.
+	reset
+	check "live postinst exits 0" in_root '/usr/lib/opkg/info/fastpath.postinst configure'
+	check "live postinst ran and removed the uci-defaults script" test ! -e "$root/etc/uci-defaults/90-fastpath"
+	check "live postinst kept the shipped config (no uci batch)" sh -c "! grep -q 'uci batch' '$root/tmp/calls.log'"
+	check "live postinst enabled the service" test "$(readlink "$root/etc/rc.d/S20fastpath")" = "../init.d/fastpath"
+	check "live start runs '/usr/sbin/fastpath daemon' under procd" \
+		grep -qx "procd_set_param command /usr/sbin/fastpath daemon" "$root/tmp/calls.log"
+	check "live start asks procd to respawn" grep -qx "procd_set_param respawn 3600 5 5" "$root/tmp/calls.log"
+	check "live start logs stdout to logd" grep -qx "procd_set_param stdout 1" "$root/tmp/calls.log"
+	check "live start logs stderr to logd" grep -qx "procd_set_param stderr 1" "$root/tmp/calls.log"
+	check "live start sets reload triggers on firewall, network, fastpath" \
+		grep -qx "procd_add_reload_trigger firewall network fastpath" "$root/tmp/calls.log"
+	check "live start touched no flow (no fastpath command run)" sh -c "! grep -q '^fastpath ' '$root/tmp/calls.log'"
+
+	# uci-defaults on an emptied config: the main section comes back.
+	reset
+	cp "files/fastpath.uci-defaults" "$root/etc/uci-defaults/90-fastpath"
+	: >"$root/etc/config/fastpath"
+	in_root 'cd /etc/uci-defaults && . ./90-fastpath'
+	check "uci-defaults adds the main section to an emptied config" \
+		grep -qx "uci batch: set fastpath.main=fastpath" "$root/tmp/calls.log"
+	cp "files/fastpath.config" "$root/etc/config/fastpath"
+	# An upgrade keeps a service the user disabled disabled.
+	reset
+	rm -f "$root/etc/rc.d/S20fastpath"
+	in_root 'cd /etc/uci-defaults && PKG_UPGRADE=1 . ./90-fastpath'
+	check "uci-defaults on upgrade leaves a disabled service disabled" test ! -e "$root/etc/rc.d/S20fastpath"
+	in_root '/etc/init.d/fastpath enable'
+
+	# reload: through ubus while the daemon runs, SIGHUP otherwise.
+	reset
+	touch "$root/tmp/ubus-fastpath"
+	in_root '/etc/init.d/fastpath reload'
+	check "reload asks the daemon over ubus" grep -qx "ubus -t 5 call fastpath reload" "$root/tmp/calls.log"
+	check "reload sends no signal when ubus answered" sh -c "! grep -q procd_send_signal '$root/tmp/calls.log'"
+	reset
+	in_root '/etc/init.d/fastpath reload'
+	check "reload without the ubus object sends SIGHUP" grep -qx "procd_send_signal fastpath main HUP" "$root/tmp/calls.log"
+
+	# stop leaves the kernel's state alone; disable cleans up after stopping.
+	reset
+	in_root '/etc/init.d/fastpath stop'
+	check "stop only stops the instance" test "$(calls "$root")" = "procd_kill fastpath "
+	reset
+	in_root '/etc/init.d/fastpath disable'
+	check "disable stops, then runs 'fastpath daemon --cleanup'" \
+		test "$(calls "$root" | tr '\n' '|')" = "procd_kill fastpath |fastpath daemon --cleanup|"
+	check "disable removes the rc.d link" test ! -e "$root/etc/rc.d/S20fastpath"
+	# Package removal: default_prerm disables (cleanup) and stops.
+	in_root '/etc/init.d/fastpath enable'
+	reset
+	check "live prerm exits 0" in_root '/usr/lib/opkg/info/fastpath.prerm remove'
+	check "live prerm cleans up once" test "$(grep -c '^fastpath daemon --cleanup$' "$root/tmp/calls.log")" = 1
+	reset
+	in_root 'PKG_UPGRADE=1 /usr/lib/opkg/info/fastpath.prerm upgrade'
+	check "prerm on upgrade keeps fastpath's tables (no cleanup)" sh -c "! grep -q '^fastpath ' '$root/tmp/calls.log'"
+
+	# hotplug: quick, in the background, silent without the daemon.
+	for action in ifup ifdown ifupdate; do
+		reset
+		touch "$root/tmp/ubus-fastpath"
+		echo 2 >"$root/tmp/ubus-delay"
+		start=$(date +%s%N)
+		out=$(in_root "ACTION=$action INTERFACE=lan DEVICE=br-lan; . /etc/hotplug.d/iface/30-fastpath" 2>&1)
+		ms=$((($(date +%s%N) - start) / 1000000))
+		check "hotplug $action returns at once (${ms} ms, ubus takes 2 s)" test "$ms" -lt 1000
+		check "hotplug $action prints nothing" test -z "$out"
+		sleep 5
+		check "hotplug $action asks the daemon to reload" grep -qx "ubus -t 1 call fastpath reload" "$root/tmp/calls.log"
+	done
+	reset
+	out=$(in_root "ACTION=ifup INTERFACE=wan; . /etc/hotplug.d/iface/30-fastpath" 2>&1)
+	sleep 1
+	check "hotplug without the daemon prints nothing" test -z "$out"
+	check "hotplug without the daemon calls no reload" sh -c "! grep -q 'call fastpath' '$root/tmp/calls.log'"
+	reset
+	touch "$root/tmp/ubus-fastpath"
+	in_root "ACTION=ifup-failed INTERFACE=wan; . /etc/hotplug.d/iface/30-fastpath"
+	sleep 1
+	check "hotplug ignores other actions" test ! -s "$root/tmp/calls.log"
+done
+
+# --- luci-app-fastpath ----------------------------------------------------
+luci_ipk=$(ls dist/luci-app-fastpath_*_all.ipk 2>/dev/null)
+if [ -z "$luci_ipk" ]; then
+	skip "luci-app-fastpath" "no dist/luci-app-fastpath_*_all.ipk (luci-app/ has no htdocs/ and root/ yet)"
+else
+	dir=$work/luci root=$work/luci/root
+	if unpack "$luci_ipk" "$dir"; then
+		control_checks "$luci_ipk" "$dir" luci-app-fastpath all
+		depends=$(field "$dir/control/control" Depends)
+		for dep in libc luci-base fastpath; do
+			case ", $depends," in
+			*", $dep,"*) ok "$luci_ipk Depends has $dep" ;;
+			*) bad "$luci_ipk Depends has $dep" "Depends: $depends" ;;
+			esac
+		done
+		install_root "$luci_ipk" "$dir"
+		check "luci: views land under /www/luci-static/resources" test -d "$root/www/luci-static/resources"
+		check "luci: the rpcd ACL lands in /usr/share/rpcd/acl.d" test -f "$root/usr/share/rpcd/acl.d/luci-app-fastpath.json"
+		check "luci: the menu lands in /usr/share/luci/menu.d" test -f "$root/usr/share/luci/menu.d/luci-app-fastpath.json"
+		modes=$(cd "$root/www" && find . -type f ! -perm 644)
+		check "luci: web files are 0644" test -z "$modes"
+		export IPKG_INSTROOT="$root"
+		check "luci: offline postinst exits 0" sh "$root/usr/lib/opkg/info/luci-app-fastpath.postinst" configure
+		check "luci: offline postinst does nothing live" \
+			test "$(calls "$root")" = "default_postinst luci-app-fastpath root=set"
+		unset IPKG_INSTROOT
+	fi
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
