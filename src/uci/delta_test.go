@@ -1,0 +1,97 @@
+package uci
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseDelta(t *testing.T) {
+	// As libuci's uci_save writes them: values single-quoted, a quote as '\''.
+	in := "firewall.cfg01e63d.flow_offloading='1'\n" +
+		"-firewall.cfg01e63d.flow_offloading_hw\n" +
+		"+firewall.cfg1592bd='rule'\n" +
+		"firewall.cfg1592bd.name='Block it'\"'\"'s host'\n" +
+		"|firewall.cfg02dc81.network='guest'\n" +
+		"~firewall.cfg03dc81.network='wan6'\n" +
+		"@firewall.cfg04ad58='lan_wan'\n" +
+		"^firewall.cfg1592bd='0'\n" +
+		"firewall.guest='zone'\n" +
+		"-firewall.cfg0592bd\n" +
+		"\n"
+	got, err := ParseDelta("/tmp/.uci/firewall", "firewall", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Change{
+		{Op: OpSet, Package: "firewall", Section: "cfg01e63d", Option: "flow_offloading", Value: "1", HasValue: true, Line: 1},
+		{Op: OpRemove, Package: "firewall", Section: "cfg01e63d", Option: "flow_offloading_hw", Line: 2},
+		{Op: OpAdd, Package: "firewall", Section: "cfg1592bd", Value: "rule", HasValue: true, Line: 3},
+		{Op: OpSet, Package: "firewall", Section: "cfg1592bd", Option: "name", Value: "Block it's host", HasValue: true, Line: 4},
+		{Op: OpListAdd, Package: "firewall", Section: "cfg02dc81", Option: "network", Value: "guest", HasValue: true, Line: 5},
+		{Op: OpListDel, Package: "firewall", Section: "cfg03dc81", Option: "network", Value: "wan6", HasValue: true, Line: 6},
+		{Op: OpRename, Package: "firewall", Section: "cfg04ad58", Value: "lan_wan", HasValue: true, Line: 7},
+		{Op: OpReorder, Package: "firewall", Section: "cfg1592bd", Value: "0", HasValue: true, Line: 8},
+		{Op: OpSet, Package: "firewall", Section: "guest", Value: "zone", HasValue: true, Line: 9},
+		{Op: OpRemove, Package: "firewall", Section: "cfg0592bd", Line: 10},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d changes, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: got %+v\nwant %+v", i+1, got[i], want[i])
+		}
+	}
+	if s := got[3].String(); s != `firewall.cfg1592bd.name='Block it'\''s host'` {
+		t.Errorf("String() = %s", s)
+	}
+	if s := got[1].String(); s != "-firewall.cfg01e63d.flow_offloading_hw" {
+		t.Errorf("String() = %s", s)
+	}
+}
+
+func TestParseDeltaKeepsGoodLinesAndReportsBadOnes(t *testing.T) {
+	in := "firewall.cfg01e63d.input='ACCEPT'\n" +
+		"network.lan.proto='dhcp'\n" + // another package
+		"firewall.@zone[0].input='DROP'\n" + // extended addressing is not allowed in deltas
+		"firewall.cfg01e63d.a.b='1'\n" +
+		"firewall.cfg01e63d.forward\n" + // a set without value
+		"@firewall.cfg01e63d='bad-name'\n" +
+		"firewall.cfg01e63d.output='ACCEPT' extra\n" +
+		"firewall.cfg01e63d.output='DROP'\n"
+	got, err := ParseDelta("/tmp/.uci/firewall", "firewall", []byte(in))
+	if len(got) != 2 || got[0].Option != "input" || got[1].Value != "DROP" || got[1].Line != 8 {
+		t.Errorf("good changes: %+v", got)
+	}
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 2 || pe.File != "/tmp/.uci/firewall" {
+		t.Fatalf("got %v, want a *ParseError for line 2 first", err)
+	}
+	for _, w := range []string{":2: change for package \"network\"", ":3: invalid section name \"@zone[0]\"", ":4: ", ":5: change without a value",
+		":6: rename to invalid name", ":7: more than one word", "uci revert firewall"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+}
+
+func TestChangeTouches(t *testing.T) {
+	tests := []struct {
+		c    Change
+		want bool
+	}{
+		{Change{Op: OpSet, Section: "cfg01e63d", Option: "flow_offloading"}, true},
+		{Change{Op: OpRemove, Section: "cfg01e63d", Option: "flow_offloading"}, true},
+		{Change{Op: OpRemove, Section: "cfg01e63d"}, true},
+		{Change{Op: OpRename, Section: "cfg01e63d"}, true},
+		{Change{Op: OpSet, Section: "cfg01e63d", Option: "flow_offloading_hw"}, false},
+		{Change{Op: OpSet, Section: "cfg02dc81", Option: "flow_offloading"}, false},
+		{Change{Op: OpReorder, Section: "cfg01e63d", Value: "3"}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.c.Touches("cfg01e63d", "flow_offloading"); got != tt.want {
+			t.Errorf("%+v: %v, want %v", tt.c, got, tt.want)
+		}
+	}
+}

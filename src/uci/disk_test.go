@@ -1,0 +1,183 @@
+package uci
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixtureRoot makes a router root with /etc/config/firewall from a fixture.
+func fixtureRoot(t *testing.T, fixture string, mode os.FileMode) (root string, data []byte) {
+	t.Helper()
+	root = t.TempDir()
+	data, err := os.ReadFile("testdata/" + fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc", "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := ConfigPath(root, "firewall")
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	return root, data
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestLoadMissing(t *testing.T) {
+	_, err := Load(t.TempDir(), "fastpath")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("got %v, want an error that is os.ErrNotExist", err)
+	}
+	if !strings.Contains(err.Error(), filepath.Join("etc", "config", "fastpath")) {
+		t.Errorf("error does not name the file: %v", err)
+	}
+	if _, err := Load(t.TempDir(), "../passwd"); err == nil || !strings.Contains(err.Error(), "invalid config name") {
+		t.Errorf("a path as config name: %v", err)
+	}
+}
+
+func TestLoadParseErrorNamesTheFile(t *testing.T) {
+	root, _ := fixtureRoot(t, "fastpath", 0o644)
+	os.WriteFile(ConfigPath(root, "firewall"), []byte("config defaults\n\toption input 'ACCEPT\n"), 0o644)
+	_, err := Load(root, "firewall")
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.File != ConfigPath(root, "firewall") || pe.Line != 2 {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestSaveIsAtomicAndKeepsMode(t *testing.T) {
+	root, data := fixtureRoot(t, "firewall-23.05-rom", 0o600)
+	f, err := Load(root, "firewall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSet(t, f, "@defaults[0]", "flow_offloading", "1")
+	if err := Save(root, f); err != nil {
+		t.Fatal(err)
+	}
+	path := ConfigPath(root, "firewall")
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 as before", st.Mode().Perm())
+	}
+	if names := dirNames(t, filepath.Dir(path)); len(names) != 1 || names[0] != "firewall" {
+		t.Errorf("temporary files left: %v", names)
+	}
+	got, _ := os.ReadFile(path)
+	want := strings.Replace(string(data), "\toption forward\t\tREJECT\n# Uncomment", "\toption forward\t\tREJECT\n\toption flow_offloading '1'\n# Uncomment", 1)
+	if string(got) != want {
+		t.Errorf("saved\n%s", got)
+	}
+}
+
+func TestSaveCrashBeforeRenameLeavesOldFile(t *testing.T) {
+	root, data := fixtureRoot(t, "firewall-24.10-committed", 0o644)
+	f, err := Load(root, "firewall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSet(t, f, "@defaults[0]", "flow_offloading_hw", "0")
+	var tmpSeen string
+	beforeRename = func(tmp string) error {
+		tmpSeen = tmp
+		written, _ := os.ReadFile(tmp)
+		if string(written) != string(f.Bytes()) {
+			t.Errorf("temporary file does not hold the new text")
+		}
+		// libuci ignores config names containing '.', so a temp file left
+		// by a real crash is never read as a package.
+		if base := filepath.Base(tmp); !strings.HasPrefix(base, ".firewall.") {
+			t.Errorf("temporary file %q would be taken for a config", base)
+		}
+		return errors.New("power cut")
+	}
+	defer func() { beforeRename = func(string) error { return nil } }()
+	if err := Save(root, f); err == nil || err.Error() != "power cut" {
+		t.Fatalf("got %v", err)
+	}
+	if tmpSeen == "" || filepath.Dir(tmpSeen) != filepath.Dir(ConfigPath(root, "firewall")) {
+		t.Errorf("temporary file %q is not beside the config", tmpSeen)
+	}
+	got, _ := os.ReadFile(ConfigPath(root, "firewall"))
+	if string(got) != string(data) {
+		t.Error("the old file changed")
+	}
+	if names := dirNames(t, filepath.Join(root, "etc", "config")); len(names) != 1 {
+		t.Errorf("files left: %v", names)
+	}
+}
+
+func TestSetCommittedLeavesStagedChangesPending(t *testing.T) {
+	root, _ := fixtureRoot(t, "firewall-24.10-committed", 0o644)
+	delta := "firewall.cfg01e63d.flow_offloading_hw='1'\n" +
+		"firewall.cfg02dc81.mtu_fix='1'\n"
+	os.MkdirAll(filepath.Join(root, "tmp", ".uci"), 0o700)
+	deltaPath := StagedPath(root, "firewall")
+	if err := os.WriteFile(deltaPath, []byte(delta), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	conflict, err := SetCommitted(root, "firewall", "@defaults[0]", "flow_offloading_hw", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conflict == nil || conflict.Line != 1 || conflict.Value != "1" {
+		t.Errorf("conflict %+v, want line 1 of the delta", conflict)
+	}
+	if got, _ := os.ReadFile(deltaPath); string(got) != delta {
+		t.Errorf("staged changes were touched:\n%s", got)
+	}
+	f, err := Load(root, "firewall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The staged change's section name still points at the same section.
+	s, err := f.Section("cfg01e63d")
+	if err != nil || s.Type != "defaults" {
+		t.Fatalf("cfg01e63d: %v %v", s, err)
+	}
+	if v, _ := s.Get("flow_offloading_hw"); v != "0" {
+		t.Errorf("committed value %q", v)
+	}
+
+	conflict, err = SetCommitted(root, "firewall", "@defaults[0]", "flow_offloading", "0")
+	if err != nil || conflict != nil {
+		t.Errorf("no staged change touches flow_offloading: %+v %v", conflict, err)
+	}
+	if _, err := SetCommitted(root, "firewall", "@defaults[3]", "x", "0"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing section: %v", err)
+	}
+	if _, err := SetCommitted(root, "fastpath", "main", "enabled", "0"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestStagedWithoutFile(t *testing.T) {
+	changes, err := Staged(t.TempDir(), "firewall")
+	if err != nil || changes != nil {
+		t.Errorf("no delta file: %v %v", changes, err)
+	}
+}
