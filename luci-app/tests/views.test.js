@@ -41,7 +41,8 @@ test('status view: the QCA9558 case in plain words', async () => {
 		'/proc/device-tree/compatible tplink,archer-c7-v2 qca,qca9558 SoC is QCA9558',
 		'The kernel\'s flowtable matches the plan.',
 		'Devices in the plan eth0, eth1', 'Devices in the kernel eth0, eth1', 'Flags in the kernel counter',
-		'Flowtable yes', 'IPIP receive acceleration no',
+		'Flowtable support yes', 'IPIP receive acceleration no',
+		'device : eth0 and eth1 carry the lan and wan zones',
 		'IPIP rx acceleration in the flowtable needs Linux 6.13 or newer',
 		'12 of 40 tracked flows are offloaded: 12 in software, 0 in hardware.',
 		'ipip-wan6 (wan6) reaches 192.0.2.1 over eth0, which is in the fast path.',
@@ -52,6 +53,7 @@ test('status view: the QCA9558 case in plain words', async () => {
 	])
 		assert.ok(text.includes(want), `status page lacks "${want}"`);
 	assertNoJunk(text, 'status page');
+	assert.ok(!text.includes('mode : hardware offload requested'), 'the mode decision repeats the "Why" line');
 	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
 	assert.equal(rt.polls.length, 1);
 	assert.equal(rt.polls[0].interval, 5);

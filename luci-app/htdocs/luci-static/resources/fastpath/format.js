@@ -158,7 +158,7 @@ function kernelRows(k) {
 	k = k || {};
 
 	return [
-		[ _('Flowtable'), yesNo(k.flowtable) ],
+		[ _('Flowtable support'), yesNo(k.flowtable) ],
 		[ _('Netdev ingress tables (for cuts)'), yesNo(k.netdev_table) ],
 		[ _('IPIP receive acceleration'), yesNo(k.ipip_rx_accel) ],
 		[ _('Deleting offloaded connections'), yesNo(k.ct_delete_offloaded) ]

@@ -210,6 +210,7 @@ return view.extend({
 			'class': 'cbi-input-text',
 			'type': 'text',
 			'id': 'fastpath-cut-reason',
+			'style': 'width:100%',
 			'placeholder': _('e.g. unknown peer flooding the uplink')
 		}), expiry = (this.cuts && this.cuts.expiry_s) || 10;
 
@@ -217,7 +218,8 @@ return view.extend({
 			ui.showModal(_('Cut this connection?'), [
 				E('p', {}, E('strong', {}, String(flow.proto || '').toUpperCase() + ' ' + fmt.tuple(flow.original))),
 				E('p', {}, _('Its frames are dropped in both directions, in the fast path where the router can, for as long as they keep coming and %s after the last one.').format(fmt.duration(expiry))),
-				E('p', {}, [ E('label', { 'for': 'fastpath-cut-reason' }, _('Reason')), ' ', reason ]),
+				E('label', { 'for': 'fastpath-cut-reason' }, _('Reason')),
+				E('p', {}, reason),
 				E('div', { 'class': 'right' }, [
 					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, _('Cancel')), ' ',
 					E('button', {

@@ -69,7 +69,8 @@ return view.extend({
 	},
 
 	renderMode: function(st) {
-		var m = st.mode || {};
+		var m = st.mode || {},
+		    decisions = fmt.list(st.decisions).filter(function(d) { return d.reason != m.reason; });
 
 		return section(_('Offload mode'), [
 			E('p', { 'class': 'fastpath-sentence' }, E('strong', {}, fmt.modeSentence(st))),
@@ -80,9 +81,10 @@ return view.extend({
 				[ _('fastpath version'), st.version ]
 			]),
 			fmt.list(st.errors).map(function(e) { return note('warning', e); }),
-			fmt.list(st.decisions).length ? E('ul', { 'class': 'fastpath-decisions' }, fmt.list(st.decisions).map(function(d) {
+			decisions.length ? E('ul', { 'class': 'fastpath-decisions' }, decisions.map(function(d) {
 				return E('li', {}, [ E('em', {}, d.topic), ': ', d.reason ]);
-			})) : ''
+			})) : '',
+			this.renderModeControl(st)
 		]);
 	},
 
@@ -189,7 +191,6 @@ return view.extend({
 
 		return E('div', {}, [
 			this.renderMode(st),
-			this.renderModeControl(st),
 			this.renderPlatform(fmt.platformOf(st)),
 			this.renderFlowtable(st),
 			this.renderFlows(st),
