@@ -110,7 +110,16 @@ func (c *Client) Delete(f status.Flow) error {
 	if err != nil {
 		return fmt.Errorf("delete conntrack entry: %w", err)
 	}
-	err = c.conn.Delete(ct.Flow{TupleOrig: orig})
+	// The kernel looks the entry up by the original tuple; the reply tuple
+	// is sent only because the library picks the message's address family
+	// from both.
+	reply, rerr := kernelTuple(f.Reply)
+	if rerr != nil || reply.IP.SourceAddress.Is4() != orig.IP.SourceAddress.Is4() {
+		reply = orig
+		reply.IP.SourceAddress, reply.IP.DestinationAddress = orig.IP.DestinationAddress, orig.IP.SourceAddress
+		reply.Proto.SourcePort, reply.Proto.DestinationPort = orig.Proto.DestinationPort, orig.Proto.SourcePort
+	}
+	err = c.conn.Delete(ct.Flow{TupleOrig: orig, TupleReply: reply})
 	return mapDeleteError(err, "conntrack entry "+tupleString(f.Original))
 }
 

@@ -1,0 +1,214 @@
+//go:build linux
+
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/engine"
+	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/sirupsen/logrus"
+)
+
+// rig is a lab with the cut engine running on its router.
+type rig struct {
+	lab *labnet.Lab
+	ct  *conntrack.Client
+	eng *engine.Engine
+}
+
+func newRig(t *testing.T, prefix string, cfg cut.Config) *rig {
+	t.Helper()
+	if m := labnet.Missing(); m != "" {
+		t.Skip("needs " + m)
+	}
+	lab, err := labnet.New(prefix, true)
+	if err != nil {
+		t.Fatalf("build netns lab (needs veth, netns, nf_conntrack, nft masquerade): %v", err)
+	}
+	t.Cleanup(lab.Close)
+	r := &rig{lab: lab}
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	err = labnet.In(lab.Router, func() (err error) {
+		if r.ct, err = conntrack.Open(); err != nil {
+			return fmt.Errorf("conntrack (nf_conntrack_netlink): %w", err)
+		}
+		r.eng, err = engine.NewEngine(r.ct, logrus.NewEntry(log))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.eng.Cleanup(); r.ct.Close() })
+	if err := r.eng.Sync([]string{"lan0", "wan0"}, cfg); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if s := r.eng.Summary(); cfg.InFastpath && !s.InFastpath {
+		t.Fatalf("cut not in the fast path on this kernel (needs nftables netdev family, ingress hook): %s", s.Reason)
+	}
+	return r
+}
+
+func testConfig() cut.Config {
+	return cut.Config{Enabled: true, InFastpath: true, Expiry: 2 * time.Second, SetSize: 65536}
+}
+
+// stackCounters counts, on the router, the TCP and UDP frames that get
+// past the cut chain into the stack (ARP and neighbour discovery are not
+// the flood): a netdev ingress chain at priority +10 per device.
+func (r *rig) addStackCounters(t *testing.T) {
+	t.Helper()
+	err := r.lab.Nft(r.lab.Router, `table netdev count {
+	counter wan0 { }
+	counter lan0 { }
+	chain wan {
+		type filter hook ingress device "wan0" priority 10; policy accept;
+		meta l4proto { tcp, udp } counter name "wan0"
+	}
+	chain lan {
+		type filter hook ingress device "lan0" priority 10; policy accept;
+		meta l4proto { tcp, udp } counter name "lan0"
+	}
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var packetsRE = regexp.MustCompile(`packets (\d+)`)
+
+func (r *rig) stackFrames(t *testing.T, dev string) uint64 {
+	t.Helper()
+	out, err := r.lab.Exec(r.lab.Router, "nft", "list", "counter", "netdev", "count", dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := packetsRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no packet count in %q", out)
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
+}
+
+// flow is a UDP conversation with fixed ports: the client sends a frame
+// every 10 ms (keeping the NAT mapping), the server floods the address the
+// client's frames come from at a fixed rate. Both ends count what arrives.
+type flow struct {
+	toClient, toServer atomic.Uint64
+	serverSent         atomic.Uint64
+	stop               context.CancelFunc
+	done               chan struct{}
+}
+
+func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery time.Duration, maxFrames uint64) *flow {
+	t.Helper()
+	srv, err := labnet.ListenUDP(r.lab.Server, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := labnet.DialUDP(r.lab.Client, clientAddr, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &flow{stop: cancel, done: make(chan struct{})}
+	peer := make(chan struct{})
+	var latest atomic.Pointer[net.UDPAddr]
+	go func() { // server: count, learn the NATed client address
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			if n > 0 {
+				f.toServer.Add(1)
+				// Like a real UDP server, answer where the client's frames come
+				// from now: a new NAT mapping after a release moves it.
+				if latest.Swap(from) == nil {
+					close(peer)
+				}
+			}
+		}
+	}()
+	go func() { // client: count
+		buf := make([]byte, 2048)
+		for {
+			if _, err := cli.Read(buf); err != nil {
+				return
+			}
+			f.toClient.Add(1)
+		}
+	}()
+	go func() { // client: keep sending
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				cli.Write([]byte("client"))
+			}
+		}
+	}()
+	go func() { // server: the flood, bounded in count and time
+		defer close(f.done)
+		select {
+		case <-peer:
+		case <-time.After(3 * time.Second):
+			return
+		case <-ctx.Done():
+			return
+		}
+		// A fixed rate: each tick sends what the schedule asks for so far, so
+		// a busy machine delays frames but does not lower the rate.
+		payload := make([]byte, 512)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		start := time.Now()
+		deadline := time.After(30 * time.Second)
+		for f.serverSent.Load() < maxFrames {
+			select {
+			case <-ctx.Done():
+				return
+			case <-deadline:
+				return
+			case now := <-tick.C:
+				due := uint64(now.Sub(start) / floodEvery)
+				for f.serverSent.Load() < due && f.serverSent.Load() < maxFrames {
+					if _, err := srv.WriteToUDP(payload, latest.Load()); err != nil {
+						break
+					}
+					f.serverSent.Add(1)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-f.done; srv.Close(); cli.Close() })
+	return f
+}
+
+// waitFor polls cond every 5 ms until it holds or the timeout passes.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cond()
+}

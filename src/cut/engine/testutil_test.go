@@ -1,0 +1,7 @@
+package engine
+
+import "github.com/fastpath-wrt/fastpath/src/cut"
+
+func cutList(name string) cut.BlocklistConfig {
+	return cut.BlocklistConfig{Name: name, Kind: cut.KindList}
+}
