@@ -1,10 +1,36 @@
 // Package uci reads and writes OpenWrt UCI config files, keeping everything
 // it does not change.
 //
-// The parser follows libuci's own (file.c) statement by statement, so a file
-// means here what it means to `uci show`: the same sections, values and
-// auto-generated names of anonymous sections (cfgXXYYYY). A File keeps the
-// text it was parsed from; Set edits that text in place (one value token, or
-// one new line) and Bytes returns it, so every comment, blank line, quoting
-// style and order we did not touch survives byte for byte.
+// The parser is libuci's (file.c) ported statement by statement, so a file
+// means here what it means to `uci show` and to the firewall's loader:
+//
+//   - package, config TYPE ['NAME'], option NAME VALUE, list NAME VALUE, and
+//     their one-letter forms p, c, o, l;
+//   - values unquoted, in '...' (no escapes) or "..." (backslash takes the
+//     next character literally), parts concatenated ('a'"b"c), quoted values
+//     running over several lines, a backslash at the end of a line joining
+//     the next one;
+//   - '#' comments, whole-line or trailing, blank lines, tabs, CRLF;
+//   - libuci's merging: a repeated option replaces the earlier one, a list
+//     after an option turns it into a list, an empty value deletes, a
+//     repeated `config TYPE NAME` reopens that section;
+//   - strict mode errors (too many arguments, invalid names, a reopened
+//     section of another type), as `uci` itself reports them, with the line
+//     and the fix;
+//   - ';' as libuci handles it, quirks included: after a quoted word it
+//     starts another statement, glued to an unquoted word it silently ends
+//     the line, and at the end of a line it is an error.
+//
+// Anonymous sections get libuci's names: "cfg", the section's position
+// among all sections of the file counting from 1 (two or more hex digits),
+// and the low 16 bits of the djb hash of its type, e.g. cfg01e63d for the
+// first `config defaults` of /etc/config/firewall.
+//
+// A File keeps the text it was parsed from. Set edits that text in place
+// (one value token, or one new line) and re-parses it to prove that only
+// the one option changed; Bytes returns it, so comments, blank lines,
+// quoting and order survive byte for byte. Save replaces the file
+// atomically and never touches the changes LuCI has staged in /tmp/.uci,
+// which Staged reads (libuci's delta format: `+` add, `-` remove, `@`
+// rename, `^` reorder, `|` list add, `~` list delete, no prefix for set).
 package uci

@@ -37,10 +37,11 @@ func Parse(name string, data []byte) (*File, error) {
 }
 
 type parser struct {
-	s    scanner
-	f    *File
-	cur  int // section options go to; -1 before the first config line
-	nsec int // sections allocated so far: the XX of cfgXXYYYY
+	s       scanner
+	f       *File
+	cur     int // section options go to; -1 before the first config line
+	nsec    int // sections allocated so far: the XX of cfgXXYYYY
+	cmdLine int // line of the command word being parsed
 }
 
 func (p *parser) run() (err error) {
@@ -139,6 +140,7 @@ func (p *parser) command() (word string, start, end int, ok bool) {
 		j++
 	}
 	word = string(s.buf[i:j])
+	p.cmdLine = s.lines[i]
 	if j < len(s.buf) {
 		s.buf[j] = 0
 	}
@@ -167,15 +169,11 @@ func (p *parser) statement(kind byte, start int, args ...token) {
 		}
 	}
 	p.f.stmts = append(p.f.stmts, statement{kind: kind, start: start, end: end,
-		line: lineAt(p.s.in, start), args: args, section: p.cur})
+		line: p.cmdLine, args: args, section: p.cur})
 	if p.cur >= 0 && kind != 'p' {
 		sec := p.f.Sections[p.cur]
 		sec.stmts = append(sec.stmts, len(p.f.stmts)-1)
 	}
-}
-
-func lineAt(data []byte, off int) int {
-	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }
 
 func (p *parser) parsePackage(start int) {

@@ -78,7 +78,7 @@ func (f *File) planSet(sec *Section, option, value string) ([]edit, error) {
 	_, le, alone := f.lineOfStatement(st)
 	if !alone {
 		return nil, fmt.Errorf("uci: %s:%d holds more than one statement, so option %q cannot be added to section %q after it: put each statement on its own line",
-			f.Name, lineAt(f.src, st.start), option, sec.Name)
+			f.Name, st.line, option, sec.Name)
 	}
 	indent := "\t"
 	for _, i := range sec.stmts {
