@@ -141,7 +141,7 @@ func targetMeaning(target string) string {
 func compatibleMeaning(compatible []string) string {
 	m, ok := matchSoC(compatible, "")
 	if !ok {
-		return "names no SoC in the table"
+		return "names no chip in the table: weaker signals decide"
 	}
 	if m.row.HWOffload {
 		return fmt.Sprintf("SoC %s (%s) with the %s", m.display, m.value, m.row.Engine)

@@ -130,7 +130,7 @@ func TestBoardFacts(t *testing.T) {
 			conduits: map[string]string{"wan": "eth0"}},
 		{board: "mt7981-ax3000t", soc: "mt7981", vendor: "MediaTek", engine: "MediaTek PPE", capable: true,
 			hw: []string{"eth0", "wan", "lan2", "lan4"}, kinds: map[string]string{"wan": KindDSAUser, "lan4": KindDSAUser}},
-		{board: "ipq40xx", soc: "ipq4019", vendor: "Qualcomm",
+		{board: "ipq40xx", soc: "ipq40xx", vendor: "Qualcomm",
 			noHW:  []string{"eth0", "wan", "lan1"},
 			kinds: map[string]string{"eth0": KindDSAConduit, "wan": KindDSAUser}, conduits: map[string]string{"wan": "eth0"}},
 		{board: "x86-64", soc: "x86_64",
