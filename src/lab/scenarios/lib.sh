@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # MBPS, SLOW, ... are read by the sourcing scripts
 # Scenario helpers, sourced by the scripts that run inside the lab VM: the
 # topologies (forward, ipip, fw4-shaped), the router's UCI tree, slow-path
 # counting, router CPU, iperf3 runs, the fastpath daemon, and the PASS/FAIL
@@ -265,13 +265,18 @@ iperf_start() {
 }
 
 # iperf_run SECONDS [EXTRA...] prints the received Mbit/s of a TCP stream
-# sent from the server netns to the client netns.
+# sent from the server netns to the client netns; the full report stays in
+# /tmp/iperf-last.txt (iperf_mbytes reads the volume from it).
 iperf_run() {
 	local t=$1; shift
 	iperf_start
-	ip netns exec server iperf3 -c 10.0.1.2 -t "$t" -f m "$@" 2>&1 |
-		awk '/receiver/ { for (i=1;i<=NF;i++) if ($i=="Mbits/sec") v=$(i-1) } END { print (v=="" ? 0 : v) }'
+	ip netns exec server iperf3 -c 10.0.1.2 -t "$t" -f m "$@" > /tmp/iperf-last.txt 2>&1
+	iperf_field Mbits/sec
 }
+iperf_field() {
+	awk -v unit="$1" '/receiver/ { for (i=1;i<=NF;i++) if ($i==unit) v=$(i-1) } END { print (v=="" ? 0 : v) }' "${2:-/tmp/iperf-last.txt}"
+}
+iperf_mbytes() { iperf_field MBytes "$@"; }
 
 # measure [SECONDS]: one repetition of a TCP stream server -> client. Sets
 # MBPS (received), SLOW and SLOW_TUN (slow-path packets in all / from the
@@ -295,8 +300,7 @@ fastpath_start() {
 	fastpath_present || return 1
 	"$FASTPATH" daemon "$@" >> /tmp/fastpath-daemon.log 2>&1 &
 	FASTPATH_PID=$!
-	local i
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		nft list table inet fastpath >/dev/null 2>&1 && return 0
 		kill -0 "$FASTPATH_PID" 2>/dev/null || { echo "fastpath daemon exited:"; tail -n 20 /tmp/fastpath-daemon.log; return 1; }
 		sleep 0.2
@@ -314,7 +318,7 @@ fastpath_stop() {
 fastpath_stop_hard() {
 	[ -n "${FASTPATH_PID:-}" ] && { kill -9 "$FASTPATH_PID" 2>/dev/null || true; wait "$FASTPATH_PID" 2>/dev/null || true; }
 	FASTPATH_PID=""
-	[ -x "$FASTPATH" ] && "$FASTPATH" daemon --cleanup >/dev/null 2>&1 || true
+	if [ -x "$FASTPATH" ]; then "$FASTPATH" daemon --cleanup >/dev/null 2>&1 || true; fi
 }
 
 # fastpath_status: `fastpath status --json` into STATUS_JSON (and stdout on -v).

@@ -20,6 +20,6 @@ bench_forward_fastpath() {
 	fastpath_stop
 }
 
-bench_scenario forward/slowpath any bench_forward_slowpath
-bench_scenario forward/nft-by-hand any bench_forward_nft_by_hand
-bench_scenario forward/fastpath any bench_forward_fastpath
+bench_scenario forward/slowpath 6.12 bench_forward_slowpath
+bench_scenario forward/nft-by-hand 6.12 bench_forward_nft_by_hand
+bench_scenario forward/fastpath 6.12 bench_forward_fastpath

@@ -33,7 +33,7 @@ reload_run() {
 	c1=$(cpu_ticks)
 	torn=$(nft -j list set inet lab torn | jq -r '.nftables[].set.elem[]?' | sort -u)
 	wait "$ipid"
-	MBPS=$(awk '/receiver/ { for (i=1;i<=NF;i++) if ($i=="Mbits/sec") v=$(i-1) } END { print (v=="" ? 0 : v) }' /tmp/reload-iperf.txt)
+	MBPS=$(iperf_field Mbits/sec /tmp/reload-iperf.txt)
 	total=$(echo "$before" | grep -c . || true)
 	if [ "$total" = 0 ]; then
 		bench_error "$name" "no offloaded iperf3 flow before the reload"
@@ -48,5 +48,5 @@ reload_run() {
 bench_reload_fw4() { reload_run "$1" fastpath; }
 bench_reload_fw4_alone() { reload_run "$1" alone; }
 
-bench_scenario reload/fw4 any bench_reload_fw4
-bench_scenario reload/fw4-alone any bench_reload_fw4_alone
+bench_scenario reload/fw4 6.12 bench_reload_fw4
+bench_scenario reload/fw4-alone 6.12 bench_reload_fw4_alone

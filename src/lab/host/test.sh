@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# `lab test`: builds the packages' integration test binaries, boots the 6.12
+# kernel and the 7.x kernel once each, runs scenarios/tests.sh in them, and
+# adds up their PASS/FAIL lines. Ends with "N passed, N failed"; exits 1 on
+# any failure. Sourced by src/lab/lab.
+
+# Packages whose TestIntegration... tests need a real flowtable kernel
+# (paths under src/). Override with LAB_VMTEST_PKGS.
+LAB_VMTEST_PKGS_DEFAULT="nft"
+
+lab_test() {
+	local work pkgs pkg name passed failed rc series
+	pkgs=${LAB_VMTEST_PKGS:-$LAB_VMTEST_PKGS_DEFAULT}
+	work=$(mktemp -d /tmp/fastpath-labtest.XXXXXX)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$work'" EXIT
+	: > "$work/host-checks"
+
+	mkdir -p "$REPO/dist/vmtests"
+	for pkg in $pkgs; do
+		name=${pkg//\//-}
+		rm -f "$REPO/dist/vmtests/$name.test"
+		echo "lab: building src/$pkg integration tests" >&2
+		if ! (cd "$REPO" && GOTOOLCHAIN=local CGO_ENABLED=0 go test -c -o "dist/vmtests/$name.test" "./src/$pkg") >&2; then
+			echo "FAIL pkg/$pkg: 'go test -c ./src/$pkg' failed on the host" >> "$work/host-checks"
+		elif [ ! -x "$REPO/dist/vmtests/$name.test" ]; then
+			echo "FAIL pkg/$pkg: src/$pkg has no test files, so no VM test binary" >> "$work/host-checks"
+		fi
+	done
+	[ -x "$REPO/dist/fastpath" ] || echo "lab: warning: $REPO/dist/fastpath is missing (make build): the product tests will fail" >&2
+
+	for series in 6.12 7; do
+		mkdir -p "$work/$series"
+		if ! lab_kernel "$series" > "$work/$series.kernel" 2> "$work/$series.err"; then
+			cat "$work/$series.err" >&2
+			echo "FAIL kernel/$series: Linux $series cannot be had: $(tr '\n' ' ' < "$work/$series.err")" >> "$work/host-checks"
+			[ "$series" = 7 ] && echo "FAIL fastpath/ipip-rx-bypasses-forward: needs sid's Linux 7.x kernel, which cannot be had (see kernel/7)" >> "$work/host-checks"
+			continue
+		fi
+		rc=0
+		LAB_VMTESTS=$pkgs lab_run --kernel "$series" --timeout "${LAB_TEST_TIMEOUT:-900}" --results "$work/$series" \
+			"$LAB_DIR/scenarios/tests.sh" || rc=$?
+		if [ "$rc" != 0 ]; then
+			echo "FAIL vm/$series: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"
+		fi
+	done
+
+	cat "$work"/*/checks "$work/host-checks" 2>/dev/null > "$work/all"
+	passed=$(grep -c '^PASS ' "$work/all" || true)
+	failed=$(grep -c '^FAIL ' "$work/all" || true)
+	echo
+	echo "VM tests:"
+	sed 's/^/  /' "$work/all"
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
+}

@@ -1,0 +1,189 @@
+#!/bin/bash
+# Runs inside the lab VM: the VM tests for this kernel series. Each test
+# starts from an empty router (topo_reset) and records PASS/FAIL lines in
+# /lab-results/checks; the host adds them up. Nothing skips: a missing
+# product binary or kernel feature is a FAIL that names it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=src/lab/scenarios/lib.sh
+. "$here/lib.sh"
+
+SLOW_MAX=${LAB_SLOW_MAX:-20}
+OFFLOAD_SECONDS=${LAB_OFFLOAD_SECONDS:-8}
+
+# started_or_fail NAME: start the daemon, or record NAME as failed with why.
+started_or_fail() {
+	fastpath_start > /tmp/fastpath-start.txt && return 0
+	fail "$1" "$(tr '\n' ' ' < /tmp/fastpath-start.txt)"
+	return 1
+}
+
+lt() { [ "$(printf '%.0f' "$1")" -lt "$2" ]; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+tables_named() { nft list tables | grep -c "$1" || true; }
+ft_handle() { nft -a list table inet fastpath 2>/dev/null | sed -n 's/.*flowtable ft { # handle \([0-9]*\).*/\1/p'; }
+
+# The lab itself: without a flowtable every packet is counted, with the
+# seed's hand-written flowtable almost none. If this fails, no other figure
+# of the lab means anything.
+t_lab_counts_the_slow_path() {
+	topo_forward; slow_setup
+	measure 3
+	check lab/slow-path-counted "no flowtable: $SLOW slow-path packets for $MBPS Mbit/s (want >= 1000)" ge "$SLOW" 1000
+	nft_by_hand "lan0, wan0"
+	measure 3
+	check lab/hand-written-flowtable-offloads "hand-written flowtable: $SLOW slow-path packets (want < $SLOW_MAX)" lt "$SLOW" "$SLOW_MAX"
+}
+
+t_software_offload() {
+	topo_forward; uci_firewall 1 0; slow_setup
+	started_or_fail fastpath/software-offload || { return; }
+	measure "$OFFLOAD_SECONDS"
+	local mb; mb=$(iperf_mbytes)
+	log "software offload: $MBPS Mbit/s, $mb MB, $SLOW slow-path packets, router CPU $CPU %"
+	check fastpath/software-offload "$SLOW slow-path packets for $mb MB (want < $SLOW_MAX while >= 1000 MB pass)" \
+		eval "lt $SLOW $SLOW_MAX && ge $mb 1000"
+	fastpath_status && check fastpath/status-counts-offloaded-flows "status .flows.offloaded = $(sj .flows.offloaded) after the stream (want >= 1: the iperf3 control flow stays)" \
+		ge "$(sj '.flows.offloaded // 0')" 1
+	fastpath_stop
+}
+
+t_hw_fallback() {
+	topo_forward; uci_firewall 1 1
+	started_or_fail fastpath/hw-fallback || { return; }
+	sleep 2
+	if ! fastpath_status; then fail fastpath/hw-fallback "cannot read status"; return; fi
+	log "mode: $(sj -c .mode)"
+	check fastpath/hw-fallback-software "mode.effective is '$(sj .mode.effective)' (want software on veth)" \
+		[ "$(sj .mode.effective)" = software ]
+	check fastpath/hw-fallback-reason "mode.reason is empty (want why hardware was refused)" \
+		[ -n "$(sj '.mode.reason // ""')" ]
+	check fastpath/hw-fallback-uci "firewall flow_offloading_hw is '$(uci_option firewall flow_offloading_hw)' (want 0)" \
+		[ "$(uci_option firewall flow_offloading_hw)" = 0 ]
+	check fastpath/hw-fallback-no-offload-flag "fastpath's flowtable carries 'flags offload' on veth" \
+		eval "! nft list table inet fastpath | grep -q 'flags offload'"
+	fastpath_stop
+}
+
+t_fw4_reload() {
+	local s0 f4 offl
+	topo_forward; topo_fw4; slow_setup
+	started_or_fail fastpath/fw4-reload || { return; }
+	iperf_start
+	ip netns exec server iperf3 -c 10.0.1.2 -t 8 -P 2 -f m > /tmp/fw4-iperf.txt 2>&1 &
+	local ipid=$!
+	sleep 3
+	f4=$(fw4_count)
+	s0=$(slow_count)
+	offl=$(conntrack -L -p tcp --dport 5201 2>/dev/null | grep -c OFFLOAD || true)
+	fw4_reload
+	sleep 3
+	local after; after=$(( $(slow_count) - s0 ))
+	wait "$ipid"
+	log "fw4-shaped: fw4 chain $f4 packets, $offl offloaded flows before reload, $after slow-path packets after, $(iperf_field Mbits/sec /tmp/fw4-iperf.txt) Mbit/s"
+	check fastpath/fw4-flows-in-fastpath "fw4's forward chain counted $f4 packets (want < $SLOW_MAX: only handshakes)" lt "$f4" "$SLOW_MAX"
+	check fastpath/fw4-flows-offloaded "$offl offloaded iperf3 flows before the reload (want >= 2)" ge "$offl" 2
+	check fastpath/fw4-reload-keeps-flows "$after slow-path packets after fw4's flowtable was replaced (want < $SLOW_MAX)" lt "$after" "$SLOW_MAX"
+	fastpath_stop
+}
+
+t_ipip_612() {
+	topo_ipip; uci_network_ipip; uci_firewall 1 0
+	started_or_fail fastpath/ipip-6.12-no-rx-accel || { return; }
+	sleep 1
+	fastpath_status || { fail fastpath/ipip-6.12-no-rx-accel "cannot read status"; return; }
+	check fastpath/ipip-6.12-no-rx-accel "kernel.ipip_rx_accel is '$(sj .kernel.ipip_rx_accel)' on $LAB_KERNEL (want false)" \
+		[ "$(sj .kernel.ipip_rx_accel)" = false ]
+	fastpath_stop
+}
+
+t_ipip_7() {
+	topo_ipip; slow_setup
+	nft_by_hand "lan0, wan0"; measure 3
+	check lab/ipip-underlay-by-hand "seed flowtable {lan0, wan0}: $SLOW_TUN packets from the tunnel in the forward path (want < $SLOW_MAX)" lt "$SLOW_TUN" "$SLOW_MAX"
+	nft delete table inet filter
+	uci_network_ipip; uci_firewall 1 0
+	started_or_fail fastpath/ipip-underlay || { return; }
+	sleep 1
+	fastpath_status || { fail fastpath/ipip-underlay "cannot read status"; return; }
+	log "flowtable.devices: $(sj -c .flowtable.devices); tunnels: $(sj -c .tunnels)"
+	check fastpath/ipip-rx-accel-detected "kernel.ipip_rx_accel is '$(sj .kernel.ipip_rx_accel)' on $LAB_KERNEL (want true)" \
+		[ "$(sj .kernel.ipip_rx_accel)" = true ]
+	check fastpath/ipip-underlay-listed "flowtable.devices = $(sj -c .flowtable.devices) (want wan0 in, ipip-tun out)" \
+		eval "echo '$STATUS_JSON' | jq -e '(.flowtable.devices | index(\"wan0\")) != null and (.flowtable.devices | index(\"ipip-tun\")) == null' >/dev/null"
+	measure 4
+	log "ipip with fastpath: $MBPS Mbit/s, $SLOW_TUN packets from the tunnel in the forward path"
+	check fastpath/ipip-rx-bypasses-forward "$SLOW_TUN packets from ipip-tun in the forward path (want < $SLOW_MAX)" lt "$SLOW_TUN" "$SLOW_MAX"
+	fastpath_stop
+}
+
+t_kill9() {
+	local h0 h1 s0 after
+	topo_forward; uci_firewall 1 0; slow_setup
+	started_or_fail fastpath/kill9 || { return; }
+	h0=$(ft_handle)
+	iperf_start
+	ip netns exec server iperf3 -c 10.0.1.2 -t 10 -f m > /tmp/kill9-iperf.txt 2>&1 &
+	local ipid=$!
+	sleep 3
+	s0=$(slow_count)
+	kill -9 "$FASTPATH_PID"; wait "$FASTPATH_PID" 2>/dev/null; FASTPATH_PID=""
+	sleep 1
+	started_or_fail fastpath/kill9-restart || { wait "$ipid"; return; }
+	sleep 3
+	after=$(( $(slow_count) - s0 ))
+	h1=$(ft_handle)
+	wait "$ipid"; local rc=$?
+	local mbps; mbps=$(iperf_field Mbits/sec /tmp/kill9-iperf.txt)
+	log "kill -9: stream $mbps Mbit/s (iperf3 exit $rc), $after slow-path packets after the kill, flowtable handle $h0 -> $h1"
+	check fastpath/kill9-forwarding-continues "the stream ended with exit $rc at $mbps Mbit/s" eval "[ $rc = 0 ] && ge $mbps 1"
+	check fastpath/kill9-flows-not-torn-down "$after slow-path packets after kill -9 and restart (want < $SLOW_MAX)" lt "$after" "$SLOW_MAX"
+	check fastpath/kill9-no-duplicate-tables "tables: $(nft list tables | tr '\n' ' ') (want one 'inet fastpath')" [ "$(tables_named 'inet fastpath$')" = 1 ]
+	check fastpath/kill9-flowtable-kept "flowtable handle $h0 -> $h1 (want unchanged: not recreated)" eval "[ -n '$h0' ] && [ '$h0' = '$h1' ]"
+	fastpath_stop
+	check fastpath/sigterm-leaves-tables "after SIGTERM: tables $(nft list tables | tr '\n' ' ') (want inet fastpath kept)" [ "$(tables_named 'inet fastpath$')" = 1 ]
+	"$FASTPATH" daemon --cleanup > /tmp/cleanup.txt 2>&1
+	check fastpath/cleanup-removes-everything "after 'fastpath daemon --cleanup' (exit $?): tables $(nft list tables | grep fastpath | tr '\n' ' ')" \
+		[ "$(tables_named fastpath)" = 0 ]
+}
+
+# The packages' integration tests, built on the host as
+# dist/vmtests/<path with - for />.test from src/<path>; LAB_VMTESTS lists
+# the paths (e.g. "nft cut/engine"). Each runs in its package directory, as
+# go test would, with FASTPATH_EXPECT_FLOWTABLE=1.
+t_package_tests() {
+	local pkg bin name
+	for pkg in ${LAB_VMTESTS:-}; do
+		name=${pkg//\//-}
+		bin=$LAB_REPO/dist/vmtests/$name.test
+		if [ ! -x "$bin" ]; then fail "pkg/$pkg" "no test binary $bin (the host could not build it)"; continue; fi
+		log "package tests: src/$pkg"
+		if (cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 timeout 300 "$bin" -test.v -test.count=1) > "/tmp/pkg-$name.txt" 2>&1; then
+			grep -E '^(--- |ok|PASS|FAIL)' "/tmp/pkg-$name.txt" | tail -n 30
+			pass "pkg/$pkg ($(grep -c '^--- PASS' "/tmp/pkg-$name.txt") passed, $(grep -c '^--- SKIP' "/tmp/pkg-$name.txt") skipped)"
+		else
+			tail -n 40 "/tmp/pkg-$name.txt"
+			fail "pkg/$pkg" "FASTPATH_EXPECT_FLOWTABLE=1 $name.test failed (output above)"
+		fi
+	done
+}
+
+run() { log "=== $1"; topo_reset; "$1"; }
+
+lab_modules
+case ${LAB_TEST_ONLY:-} in
+"") ;;
+*) for t in $LAB_TEST_ONLY; do run "$t"; done; topo_reset; exit 0 ;;
+esac
+if [ "$LAB_KERNEL_SERIES" = 7 ]; then
+	run t_ipip_7
+else
+	run t_lab_counts_the_slow_path
+	run t_software_offload
+	run t_hw_fallback
+	run t_fw4_reload
+	run t_ipip_612
+	run t_kill9
+	t_package_tests
+fi
+topo_reset
