@@ -154,7 +154,7 @@ return view.extend({
 			E('table', { 'class': 'table cbi-section-table' }, [
 				E('tr', { 'class': 'tr table-titles' }, titles)
 			].concat(rows.length ? rows : [
-				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', {}, _('No flow matches.'))))
+				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td', 'colspan': String(titles.length) }, E('em', {}, _('No flow matches.'))))
 			]))
 		]);
 	},
@@ -185,7 +185,7 @@ return view.extend({
 					return E('th', { 'class': 'th' }, t);
 				}))
 			].concat(rows.length ? rows : [
-				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', {}, _('No connection is cut.'))))
+				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td', 'colspan': String(titles.length + 1) }, E('em', {}, _('No connection is cut.'))))
 			]))
 		]);
 	},

@@ -55,7 +55,7 @@ function grid(titles, rows, empty) {
 			return E('td', { 'class': 'td', 'data-title': titles[i] }, c);
 		}));
 	}) : [
-		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', {}, empty)))
+		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td', 'colspan': String(titles.length) }, E('em', {}, empty)))
 	]));
 }
 
