@@ -164,7 +164,7 @@ func (p *parser) statement(kind byte, start int, args ...token) {
 		end++
 	}
 	for _, a := range args {
-		if a.end > end {
+		if a.end > a.start && a.end > end { // an absent argument has no text
 			end = a.end
 		}
 	}

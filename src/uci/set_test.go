@@ -96,6 +96,8 @@ func TestSetKeepsLineEndsAndMissingFinalNewline(t *testing.T) {
 			"config a 'x' # note\n\toption q 'v'\nconfig b 'y'\n"},
 		{"reopened section: after its last block", "config a 'x'\n\toption p 1\nconfig b 'y'\nconfig a 'x'\n\toption r 2\n# end\n",
 			"config a 'x'\n\toption p 1\nconfig b 'y'\nconfig a 'x'\n\toption r 2\n\toption q 'v'\n# end\n"},
+		{"last statement has no value (a delete)", "config a 'x'\n\toption p 1\n\toption p\nconfig b 'y'\n",
+			"config a 'x'\n\toption p 1\n\toption p\n\toption q 'v'\nconfig b 'y'\n"},
 		{"multi-line value before", "config a 'x'\n\toption p 'l1\nl2'\n\nconfig b 'y'\n",
 			"config a 'x'\n\toption p 'l1\nl2'\n\toption q 'v'\n\nconfig b 'y'\n"},
 	}
