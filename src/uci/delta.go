@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -33,8 +34,9 @@ type Change struct {
 	Section  string // a name; anonymous sections by their cfgXXYYYY name
 	Option   string // empty for a change to the section itself
 	Value    string
-	HasValue bool // false only for a remove without '='
-	Line     int  // line in the delta file
+	HasValue bool   // false only for a remove without '='
+	File     string // delta file it was read from
+	Line     int    // line in that file
 }
 
 // Touches reports whether the change affects section.option: it names that
@@ -64,26 +66,51 @@ func (c Change) String() string {
 	return b.String()
 }
 
-// StagedPath is where libuci keeps package pkg's staged changes under root.
-func StagedPath(root, pkg string) string {
-	return filepath.Join(root, "tmp", ".uci", pkg)
+// StagedPaths lists the files that may hold package pkg's staged changes
+// under root: /tmp/.uci/pkg, where the uci command stages them, and one
+// /var/run/rpcd/uci-<session>/pkg per LuCI session, where rpcd stages what
+// LuCI lists as unsaved changes (/var/run is /tmp/run on OpenWrt).
+func StagedPaths(root, pkg string) []string {
+	paths := []string{filepath.Join(root, "tmp", ".uci", pkg)}
+	seen := map[string]bool{}
+	for _, dir := range []string{filepath.Join(root, "var", "run", "rpcd"), filepath.Join(root, "tmp", "run", "rpcd")} {
+		matches, _ := filepath.Glob(filepath.Join(dir, "uci-*", pkg))
+		sort.Strings(matches)
+		for _, m := range matches {
+			real, err := filepath.EvalSymlinks(m)
+			if err != nil || seen[real] {
+				continue
+			}
+			seen[real] = true
+			paths = append(paths, m)
+		}
+	}
+	return paths
 }
 
-// Staged reads the changes staged for package pkg in root/tmp/.uci/pkg; no
+// Staged reads the changes staged for package pkg (see StagedPaths); no
 // file means no changes. Like libuci, which skips a delta line it cannot
 // parse and applies the rest, it returns every good change even when some
 // lines are bad; the bad ones are reported in the error (*ParseError each,
 // joined).
 func Staged(root, pkg string) ([]Change, error) {
-	path := StagedPath(root, pkg)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	var all []Change
+	var errs []error
+	for _, path := range StagedPaths(root, pkg) {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("uci: %w", err)
+		}
+		changes, err := ParseDelta(path, pkg, data)
+		all = append(all, changes...)
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("uci: %w", err)
-	}
-	return ParseDelta(path, pkg, data)
+	return all, errors.Join(errs...)
 }
 
 // ParseDelta parses the text of a delta file of package pkg; see Staged.
@@ -107,7 +134,7 @@ func ParseDelta(name, pkg string, data []byte) ([]Change, error) {
 				Fix: "this staged change is ignored, as uci ignores it; revert it with `uci revert " + pkg + "` or fix the line"})
 			continue
 		}
-		c.Line = line
+		c.File, c.Line = name, line
 		changes = append(changes, c)
 	}
 	return changes, errors.Join(bad...)

@@ -24,16 +24,16 @@ func TestParseDelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Change{
-		{Op: OpSet, Package: "firewall", Section: "cfg01e63d", Option: "flow_offloading", Value: "1", HasValue: true, Line: 1},
-		{Op: OpRemove, Package: "firewall", Section: "cfg01e63d", Option: "flow_offloading_hw", Line: 2},
-		{Op: OpAdd, Package: "firewall", Section: "cfg1592bd", Value: "rule", HasValue: true, Line: 3},
-		{Op: OpSet, Package: "firewall", Section: "cfg1592bd", Option: "name", Value: "Block it's host", HasValue: true, Line: 4},
-		{Op: OpListAdd, Package: "firewall", Section: "cfg02dc81", Option: "network", Value: "guest", HasValue: true, Line: 5},
-		{Op: OpListDel, Package: "firewall", Section: "cfg03dc81", Option: "network", Value: "wan6", HasValue: true, Line: 6},
-		{Op: OpRename, Package: "firewall", Section: "cfg04ad58", Value: "lan_wan", HasValue: true, Line: 7},
-		{Op: OpReorder, Package: "firewall", Section: "cfg1592bd", Value: "0", HasValue: true, Line: 8},
-		{Op: OpSet, Package: "firewall", Section: "guest", Value: "zone", HasValue: true, Line: 9},
-		{Op: OpRemove, Package: "firewall", Section: "cfg0592bd", Line: 10},
+		{Op: OpSet, Package: "firewall", Section: "cfg01e63d", Option: "flow_offloading", Value: "1", HasValue: true, Line: 1, File: "/tmp/.uci/firewall"},
+		{Op: OpRemove, Package: "firewall", Section: "cfg01e63d", Option: "flow_offloading_hw", Line: 2, File: "/tmp/.uci/firewall"},
+		{Op: OpAdd, Package: "firewall", Section: "cfg1592bd", Value: "rule", HasValue: true, Line: 3, File: "/tmp/.uci/firewall"},
+		{Op: OpSet, Package: "firewall", Section: "cfg1592bd", Option: "name", Value: "Block it's host", HasValue: true, Line: 4, File: "/tmp/.uci/firewall"},
+		{Op: OpListAdd, Package: "firewall", Section: "cfg02dc81", Option: "network", Value: "guest", HasValue: true, Line: 5, File: "/tmp/.uci/firewall"},
+		{Op: OpListDel, Package: "firewall", Section: "cfg03dc81", Option: "network", Value: "wan6", HasValue: true, Line: 6, File: "/tmp/.uci/firewall"},
+		{Op: OpRename, Package: "firewall", Section: "cfg04ad58", Value: "lan_wan", HasValue: true, Line: 7, File: "/tmp/.uci/firewall"},
+		{Op: OpReorder, Package: "firewall", Section: "cfg1592bd", Value: "0", HasValue: true, Line: 8, File: "/tmp/.uci/firewall"},
+		{Op: OpSet, Package: "firewall", Section: "guest", Value: "zone", HasValue: true, Line: 9, File: "/tmp/.uci/firewall"},
+		{Op: OpRemove, Package: "firewall", Section: "cfg0592bd", Line: 10, File: "/tmp/.uci/firewall"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d changes, want %d: %+v", len(got), len(want), got)

@@ -100,9 +100,9 @@ func syncDir(dir string) {
 }
 
 // SetCommitted sets one option in root/etc/config/pkg and saves it, under
-// the same file lock libuci takes for a commit. Changes staged in
-// root/tmp/.uci/pkg are left pending; if one of them touches the same option
-// it is returned, so the caller can say that the user's pending change will
+// the same file lock libuci takes for a commit. Staged changes (the uci
+// command's and LuCI's, see StagedPaths) are left pending; if one of them
+// touches the same option the last such is returned, so the caller can say that the user's pending change will
 // still override what was written when it is applied.
 func SetCommitted(root, pkg, addr, option, value string) (conflict *Change, err error) {
 	unlock, err := lockConfig(ConfigPath(root, pkg))

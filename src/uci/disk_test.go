@@ -135,7 +135,7 @@ func TestSetCommittedLeavesStagedChangesPending(t *testing.T) {
 	delta := "firewall.cfg01e63d.flow_offloading_hw='1'\n" +
 		"firewall.cfg02dc81.mtu_fix='1'\n"
 	os.MkdirAll(filepath.Join(root, "tmp", ".uci"), 0o700)
-	deltaPath := StagedPath(root, "firewall")
+	deltaPath := StagedPaths(root, "firewall")[0]
 	if err := os.WriteFile(deltaPath, []byte(delta), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +172,33 @@ func TestSetCommittedLeavesStagedChangesPending(t *testing.T) {
 	}
 	if _, err := SetCommitted(root, "fastpath", "main", "enabled", "0"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// LuCI's unsaved changes live in rpcd's per-session directory; those count
+// too, and stay untouched.
+func TestSetCommittedSeesLuCISessionChanges(t *testing.T) {
+	root, _ := fixtureRoot(t, "firewall-24.10-committed", 0o644)
+	session := filepath.Join(root, "var", "run", "rpcd", "uci-0123456789abcdef0123456789abcdef")
+	os.MkdirAll(session, 0o700)
+	os.MkdirAll(filepath.Join(root, "tmp", ".uci"), 0o700)
+	os.WriteFile(filepath.Join(root, "tmp", ".uci", "firewall"), []byte("firewall.cfg02dc81.mtu_fix='1'\n"), 0o600)
+	luci := "firewall.cfg01e63d.flow_offloading='1'\nfirewall.cfg01e63d.flow_offloading='0'\n"
+	os.WriteFile(filepath.Join(session, "firewall"), []byte(luci), 0o600)
+
+	conflict, err := SetCommitted(root, "firewall", "@defaults[0]", "flow_offloading", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conflict == nil || conflict.File != filepath.Join(session, "firewall") || conflict.Line != 2 || conflict.Value != "0" {
+		t.Errorf("conflict %+v, want line 2 of the session's delta", conflict)
+	}
+	if got, _ := os.ReadFile(filepath.Join(session, "firewall")); string(got) != luci {
+		t.Errorf("LuCI's staged changes were touched: %q", got)
+	}
+	all, err := Staged(root, "firewall")
+	if err != nil || len(all) != 3 || all[0].Option != "mtu_fix" {
+		t.Errorf("Staged: %+v %v", all, err)
 	}
 }
 
