@@ -40,8 +40,7 @@ type netdev struct {
 	isConduit    bool
 	isWireless   bool
 	hasBridgeDir bool
-	physPortName string
-	ifLink       int
+	ifLink       int // iflink: a DSA user port's conduit, a vlan's parent
 }
 
 // readDevices lists root/sys/class/net and classifies every device.
@@ -103,9 +102,6 @@ func (r reader) readNetdev(name string) *netdev {
 			}
 		}
 	}
-	// phys_port_name exists on every device but fails to read unless the
-	// driver names its ports (DSA does: "p0", "p1", ...).
-	d.physPortName, _ = r.readText(base + "/phys_port_name")
 	d.Driver = r.linkBase(base + "/device/driver")
 	d.Master = r.linkBase(base + "/master")
 	if st, err := os.Stat(r.path(base + "/dsa")); err == nil && st.IsDir() {

@@ -37,7 +37,7 @@ type Device struct {
 	Lower     []string `json:"lower,omitempty"`   // lower_* adjacency (bridge ports, vlan parent, DSA conduit)
 	Master    string   `json:"master,omitempty"`  // upper bridge, if enslaved
 	HWOffload bool     `json:"hw_offload"`        // this device's driver can take flowtable hardware offload on this SoC
-	OperUp    bool     `json:"oper_up"`
+	OperUp    bool     `json:"oper_up"`           // operstate "up", or "unknown" with IFF_UP set (loopback, tunnels)
 	IfIndex   int      `json:"ifindex,omitempty"`
 	Type      int      `json:"type,omitempty"`    // ARPHRD number of /sys/class/net/<dev>/type: 1 ether, 768 ipip, 772 loopback, 512 ppp
 	Upper     []string `json:"upper,omitempty"`   // upper_* adjacency (bridge above a port, vlans and DSA user ports above a conduit)
