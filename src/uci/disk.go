@@ -40,7 +40,7 @@ var beforeRename = func(tmp string) error { return nil }
 // in the same directory (named with a leading dot and a '.', which libuci
 // never takes for a config), synced, given the old file's mode and owner,
 // then renamed over it. Only the config file is written: changes staged in
-// root/tmp/.uci stay pending, as LuCI left them.
+// root/tmp/.uci and rpcd's session directories stay pending.
 func Save(root string, f *File) error {
 	if !validPackage(f.Package) {
 		return fmt.Errorf("uci: cannot save %q: invalid config name %q", f.Name, f.Package)

@@ -30,7 +30,8 @@
 // (one value token, or one new line) and re-parses it to prove that only
 // the one option changed; Bytes returns it, so comments, blank lines,
 // quoting and order survive byte for byte. Save replaces the file
-// atomically and never touches the changes LuCI has staged in /tmp/.uci,
+// atomically and never touches staged changes (the uci command's in
+// /tmp/.uci, LuCI's in rpcd's /var/run/rpcd/uci-<session>),
 // which Staged reads (libuci's delta format: `+` add, `-` remove, `@`
 // rename, `^` reorder, `|` list add, `~` list delete, no prefix for set).
 package uci
