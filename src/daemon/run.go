@@ -4,11 +4,16 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/vishvananda/netlink"
+
+	"github.com/fastpath-wrt/fastpath/src/rpc"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
+	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // settle is how long the loop waits for a burst of events (a bridge
@@ -19,13 +24,16 @@ const settle = 300 * time.Millisecond
 type Daemon struct {
 	*Reconciler
 	kick chan string
-	// onStatus is called after every reconcile, for events.
-	onStatus []func(before, after string, reason string)
+	// publish sends a ubus event; a no-op until the object is registered.
+	publish func(name string, data any)
+	watch   blocklistWatch
+	// runMu serialises whole reconcile passes: the loop and ubus calls.
+	runMu sync.Mutex
 }
 
 // New makes a daemon over a reconciler.
 func New(r *Reconciler) *Daemon {
-	return &Daemon{Reconciler: r, kick: make(chan string, 1)}
+	return &Daemon{Reconciler: r, kick: make(chan string, 1), publish: func(string, any) {}}
 }
 
 // Kick asks for a re-plan; it never blocks.
@@ -87,7 +95,9 @@ func (d *Daemon) settle(ctx context.Context) {
 	}
 }
 
-func (d *Daemon) reconcile(ctx context.Context, why string) {
+func (d *Daemon) reconcile(ctx context.Context, why string) status.Status {
+	d.runMu.Lock()
+	defer d.runMu.Unlock()
 	before := d.Status(ctx).Mode.Effective
 	st, err := d.Reconcile(ctx)
 	log := d.Log.WithField("trigger", why)
@@ -96,13 +106,15 @@ func (d *Daemon) reconcile(ctx context.Context, why string) {
 	} else {
 		log.WithFields(logrus.Fields{"mode": st.Mode.Effective, "devices": st.Flowtable.Devices}).Debug("reconciled")
 	}
+	d.syncBlocklists(ctx)
 	if before != st.Mode.Effective {
 		log.Infof("mode %s: %s", st.Mode.Effective, st.Mode.Reason)
-		for _, fn := range d.onStatus {
-			fn(before, st.Mode.Effective, st.Mode.Reason)
-		}
+		d.event(rpc.EventMode, rpc.ModeEvent{Previous: before, Mode: st.Mode})
 	}
+	return st
 }
+
+func (d *Daemon) event(name string, data any) { d.publish(name, data) }
 
 // watchLinks kicks a re-plan on link, address and route changes.
 func (d *Daemon) watchLinks(ctx context.Context) {
@@ -148,4 +160,19 @@ func (d *Daemon) watchLinks(ctx context.Context) {
 	}()
 }
 
-func Serve(ctx context.Context, r *Reconciler, socket string) error { return New(r).Run(ctx) }
+// Serve runs the daemon with its ubus object registered on the socket
+// ("" for the default paths). ubusd may come and go: the object is
+// registered again whenever it is back, and the daemon never waits for it.
+func Serve(ctx context.Context, r *Reconciler, socket string) error {
+	d := New(r)
+	obj := rpc.New(controller{d}, d.Log.WithField("part", "ubus"))
+	client := ubus.NewClient(socket, d.Log.WithField("part", "ubus"))
+	if err := obj.Register(client); err != nil {
+		d.Log.WithError(err).Warn("registering the fastpath ubus object")
+	}
+	client.Start()
+	defer client.Close()
+	defer obj.Close()
+	d.publish = obj.Event
+	return d.Run(ctx)
+}

@@ -31,7 +31,8 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	}
 	for _, err := range r.last.errs {
 		st.Errors = append(st.Errors, err.Error())
-		if errors.Is(err, nft.ErrNoFlowtable) {
+		if errors.Is(err, nft.ErrNoFlowtable) && st.Kernel.Flowtable {
+			// The kernel refused what the config and module tree promised.
 			st.Kernel.Flowtable = false
 			st.Kernel.Missing = append(st.Kernel.Missing, err.Error())
 		}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/rpc"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"
+)
+
+// These tests run the real binary in a network namespace of its own (ip
+// netns exec remounts /sys, so fastpath sees the namespace's devices).
+// On a kernel with flowtables (the VM lab sets FASTPATH_EXPECT_FLOWTABLE=1)
+// they expect offload to be set up; without, a clear refusal.
+
+var expectFlowtable = os.Getenv("FASTPATH_EXPECT_FLOWTABLE") == "1"
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: network namespaces and nftables")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2's ip command")
+	}
+}
+
+// buildBinary compiles fastpath once per test binary run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("FASTPATH_BIN"); p != "" {
+		return p
+	}
+	bin := filepath.Join(t.TempDir(), "fastpath")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// router makes a namespace with veth lan0/wan0 (peers in the same
+// namespace, enough for planning and applying) and a UCI root whose sys and
+// proc are the real ones.
+func router(t *testing.T, firewall string) (ns, root string) {
+	t.Helper()
+	ns = fmt.Sprintf("fp-it-%d", time.Now().UnixNano()%1e9)
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	for _, l := range [][]string{
+		{"link", "add", "lan0", "type", "veth", "peer", "name", "lan0p"},
+		{"link", "add", "wan0", "type", "veth", "peer", "name", "wan0p"},
+		{"link", "set", "lan0", "up"}, {"link", "set", "wan0", "up"},
+		{"addr", "add", "10.0.1.1/24", "dev", "lan0"}, {"addr", "add", "10.0.2.1/24", "dev", "wan0"},
+	} {
+		run(t, append([]string{"ip", "-n", ns}, l...)...)
+	}
+	root = t.TempDir()
+	os.MkdirAll(filepath.Join(root, "etc/config"), 0o755)
+	os.Symlink("/sys", filepath.Join(root, "sys"))
+	os.Symlink("/proc", filepath.Join(root, "proc"))
+	os.WriteFile(filepath.Join(root, "etc/config/firewall"), []byte(firewall), 0o644)
+	os.WriteFile(filepath.Join(root, "etc/config/network"), []byte(
+		"config interface 'lan'\n\toption device 'lan0'\n\toption proto 'static'\n\n"+
+			"config interface 'wan'\n\toption device 'wan0'\n\toption proto 'static'\n"), 0o644)
+	return ns, root
+}
+
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func TestIntegrationApply(t *testing.T) {
+	needRoot(t)
+	bin := buildBinary(t)
+	ns, root := router(t, "config defaults\n\toption flow_offloading '1'\n")
+	routesBefore := run(t, "ip", "-n", ns, "route")
+	cmd := exec.Command("ip", "netns", "exec", ns, bin, "apply", "--json", "--root", root)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var st status.Status
+	if jerr := json.Unmarshal(stdout.Bytes(), &st); jerr != nil {
+		t.Fatalf("apply --json printed no status: %v\n%s\n%s", jerr, stdout.String(), stderr.String())
+	}
+	table, _ := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "fastpath").CombinedOutput()
+	if expectFlowtable {
+		if err != nil || st.Mode.Effective != status.ModeSoftware || !st.Flowtable.InSync {
+			t.Fatalf("apply on a flowtable kernel: err %v, mode %+v, flowtable %+v\n%s", err, st.Mode, st.Flowtable, stderr.String())
+		}
+		if !strings.Contains(string(table), "flowtable ft") || !strings.Contains(string(table), "lan0") {
+			t.Fatalf("kernel table:\n%s", table)
+		}
+	} else {
+		if err == nil {
+			t.Fatal("apply succeeded on a kernel without flowtables")
+		}
+		if st.Mode.Effective != status.ModeOff || st.Kernel.Flowtable {
+			t.Errorf("status claims offload: mode %+v kernel %+v", st.Mode, st.Kernel)
+		}
+		if msg := stderr.String(); !strings.Contains(msg, "no flowtable support") || !strings.Contains(msg, "CONFIG_NF_FLOW_TABLE") {
+			t.Errorf("the error does not say what is missing: %s", msg)
+		}
+		if strings.Contains(string(table), "flowtable") {
+			t.Errorf("a flowtable was left behind:\n%s", table)
+		}
+	}
+	if after := run(t, "ip", "-n", ns, "route"); after != routesBefore {
+		t.Errorf("routes changed:\n%s\nwas\n%s", after, routesBefore)
+	}
+	// --cleanup leaves nothing of ours.
+	run(t, "ip", "netns", "exec", ns, bin, "daemon", "--cleanup", "--root", root)
+	if out := run(t, "ip", "netns", "exec", ns, "nft", "list", "tables"); strings.Contains(out, "fastpath") {
+		t.Errorf("tables left after --cleanup:\n%s", out)
+	}
+}
+
+// TestIntegrationDaemonOverUbus runs the daemon against the test broker
+// and calls every method of its object as `ubus call fastpath ...` would.
+// With FASTPATH_RECORD=DIR it writes the answers there (the LuCI app's
+// tests read them).
+func TestIntegrationDaemonOverUbus(t *testing.T) {
+	needRoot(t)
+	bin := buildBinary(t)
+	ns, root := router(t, "config defaults\n\toption flow_offloading '1'\n\toption flow_offloading_hw '1'\n")
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	broker, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := exec.CommandContext(ctx, "ip", "netns", "exec", ns, bin, "daemon", "--root", root, "--ubus", sock)
+	var logs bytes.Buffer
+	d.Stderr = &logs
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); d.Wait() }()
+
+	callJSON := func(method string, args map[string]any) (json.RawMessage, error) {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		return rpc.CallFastpath(cctx, sock, method, args)
+	}
+	var raw json.RawMessage
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		raw, err = callJSON("status", nil)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("status over ubus: %v\ndaemon log:\n%s", err, logs.String())
+	}
+	var st status.Status
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode.Requested != status.ModeHardware || st.Mode.Effective == status.ModeHardware ||
+		!strings.Contains(st.Mode.Reason, "no flow-offload engine") {
+		t.Errorf("hardware on veth must fall back with the reason: %+v", st.Mode)
+	}
+	fw, _ := os.ReadFile(filepath.Join(root, "etc/config/firewall"))
+	if !strings.Contains(string(fw), "option flow_offloading_hw '0'") {
+		t.Errorf("flow_offloading_hw not corrected:\n%s", fw)
+	}
+	answers := map[string]json.RawMessage{"status": raw}
+	for _, c := range []struct {
+		method string
+		args   map[string]any
+	}{
+		{"capabilities", nil}, {"flows", map[string]any{"limit": 10}}, {"cuts", nil},
+		{"cut", map[string]any{"address": "192.0.2.7", "reason": "integration test"}},
+		{"uncut", map[string]any{"address": "192.0.2.7"}},
+		{"reload", nil},
+	} {
+		a, err := callJSON(c.method, c.args)
+		if err != nil {
+			t.Errorf("%s: %v", c.method, err)
+			continue
+		}
+		answers[c.method] = a
+	}
+	if _, err := callJSON("set", map[string]any{"mode": "turbo"}); err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Errorf("set turbo: err %v, want INVALID_ARGUMENT naming mode", err)
+	}
+	a, err := callJSON("set", map[string]any{"mode": "software"})
+	if err != nil {
+		t.Fatalf("set software: %v", err)
+	}
+	var after status.Status
+	json.Unmarshal(a, &after)
+	if after.Mode.Requested != status.ModeSoftware {
+		t.Errorf("after set software: %+v", after.Mode)
+	}
+	if dir := os.Getenv("FASTPATH_RECORD"); dir != "" {
+		for name, a := range answers {
+			var pretty bytes.Buffer
+			json.Indent(&pretty, a, "", "  ")
+			pretty.WriteByte('\n')
+			if err := os.WriteFile(filepath.Join(dir, name+".json"), pretty.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

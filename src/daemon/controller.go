@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/rpc"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// controller answers the fastpath ubus object.
+type controller struct {
+	d *Daemon
+}
+
+var _ rpc.Controller = controller{}
+
+func (c controller) Status(ctx context.Context) (status.Status, error) {
+	return c.d.Status(ctx), nil
+}
+
+func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) {
+	st := c.d.Status(ctx)
+	modes := []string{status.ModeOff}
+	if st.Kernel.Flowtable {
+		modes = append(modes, status.ModeSoftware)
+		if st.Platform.HWOffloadCapable {
+			modes = append(modes, status.ModeHardware)
+		}
+	}
+	return rpc.Capabilities{Platform: st.Platform, Kernel: st.Kernel, Modes: modes}, nil
+}
+
+func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, error) {
+	f := conntrack.Filter{Proto: q.Proto}
+	if q.Address != "" {
+		p, err := cut.ParsePrefix(q.Address)
+		if err != nil {
+			return nil, &rpc.ArgumentError{Field: "address", Problem: err.Error(), Fix: "give an IP address or a CIDR prefix"}
+		}
+		f.Address = p
+	}
+	switch q.Offload {
+	case "any":
+		f.Offloaded = true
+	case "hardware":
+		f.HWOffloaded = true
+	case "software":
+		f.Offloaded = true
+	}
+	flows, err := c.d.ct.Flows(f)
+	if err != nil {
+		return nil, err
+	}
+	out := flows[:0]
+	for _, fl := range flows {
+		switch {
+		case q.Offload == "software" && fl.Offload != "software":
+		case q.Offload == "none" && fl.Offload != "":
+		default:
+			out = append(out, fl)
+		}
+	}
+	return out, nil // the object applies the limit and reports the total
+}
+
+func (c controller) SetMode(ctx context.Context, mode string) (status.Status, error) {
+	notes, err := config.WriteMode(c.d.Root, mode)
+	for _, n := range notes {
+		c.d.Log.Warn(n)
+	}
+	if err != nil {
+		return status.Status{}, err
+	}
+	c.d.mu.Lock()
+	c.d.hwCorrected = "" // the user has spoken again
+	c.d.mu.Unlock()
+	return c.Reload(ctx)
+}
+
+// Reload re-plans now. The answer is the status either way: a plan that
+// could not be applied is reported there, not as a failed call.
+func (c controller) Reload(ctx context.Context) (status.Status, error) {
+	return c.d.reconcile(ctx, "ubus reload"), nil
+}
+
+func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error) {
+	var cuts []cut.Cut
+	var err error
+	if r.Address != "" {
+		p, perr := cut.ParsePrefix(r.Address)
+		if perr != nil {
+			return nil, &rpc.ArgumentError{Field: "address", Problem: perr.Error(), Fix: "give an IP address or a CIDR prefix"}
+		}
+		cuts, err = c.d.cut.CutAddress(ctx, p, r.Reason, r.Trigger)
+	} else {
+		cuts, err = c.d.cut.CutTuple(ctx, r.Tuple, r.Reason, r.Trigger)
+	}
+	return cuts, err
+}
+
+func (c controller) Uncut(ctx context.Context, r rpc.CutRequest) (int, error) {
+	match, err := cutMatcher(r)
+	if err != nil {
+		return 0, err
+	}
+	return c.d.cut.Release(ctx, match)
+}
+
+func (c controller) Verdict(ctx context.Context, r rpc.VerdictRequest) ([]cut.Cut, error) {
+	switch r.Verdict {
+	case cut.VerdictDrop:
+		return c.Cut(ctx, rpc.CutRequest{Tuple: r.Tuple, Reason: r.Reason, Trigger: r.Trigger})
+	case cut.VerdictForward:
+		_, err := c.Uncut(ctx, rpc.CutRequest{Tuple: r.Tuple, Reason: r.Reason, Trigger: r.Trigger})
+		return []cut.Cut{}, err
+	}
+	return nil, &rpc.ArgumentError{Field: "verdict", Problem: fmt.Sprintf("%q is not a verdict", r.Verdict), Fix: "use drop or forward"}
+}
+
+func (c controller) Cuts(ctx context.Context) (cut.Summary, error) {
+	return c.d.cut.Summary(), nil
+}
+
+// cutMatcher selects the cuts a release names: every cut with an end in
+// the address's prefix, or the one connection of the tuple, either way.
+func cutMatcher(r rpc.CutRequest) (func(cut.Cut) bool, error) {
+	if r.Address == "" {
+		return func(c cut.Cut) bool { return c.Names(r.Tuple) }, nil
+	}
+	p, err := cut.ParsePrefix(r.Address)
+	if err != nil {
+		return nil, &rpc.ArgumentError{Field: "address", Problem: err.Error(), Fix: "give an IP address or a CIDR prefix"}
+	}
+	return func(c cut.Cut) bool { return c.HasAddressIn(p) }, nil
+}

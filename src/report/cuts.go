@@ -1,0 +1,55 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+)
+
+// CutsText lists cuts, one line each.
+func CutsText(cuts []cut.Cut) string {
+	if len(cuts) == 0 {
+		return "no connection cut\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-5s %-47s %-47s %10s %9s %s\n", "PROTO", "ORIGINAL", "REPLY", "FRAMES", "EXPIRES", "WHY")
+	for _, c := range cuts {
+		where := ""
+		if !c.InFastpath {
+			where = " (conntrack deletion only)"
+		}
+		fmt.Fprintf(&b, "%-5s %-47s %-47s %10d %8.0fs %s%s\n", c.Original.Proto,
+			endpoint(c.Original.Src, c.Original.SrcPort)+" > "+endpoint(c.Original.Dst, c.Original.DstPort),
+			endpoint(c.Reply.Src, c.Reply.SrcPort)+" > "+endpoint(c.Reply.Dst, c.Reply.DstPort),
+			c.Frames, c.Expires, strings.TrimSpace(c.Trigger+" "+c.Reason), where)
+	}
+	return b.String()
+}
+
+// CutSummaryText is `fastpath cuts` for people.
+func CutSummaryText(s cut.Summary) string {
+	var b strings.Builder
+	state := "off"
+	switch {
+	case s.InFastpath:
+		state = "in the fast path"
+	case s.Enabled:
+		state = "conntrack deletion only"
+	}
+	fmt.Fprintf(&b, "cut         %s (%s)\n", state, s.Reason)
+	fmt.Fprintf(&b, "devices     %s\n", list(s.Devices))
+	fmt.Fprintf(&b, "expiry      %.0fs after the last frame; sets hold %d connections\n", s.Expiry, s.SetSize)
+	fmt.Fprintf(&b, "active      %d cuts, %d frames dropped\n", s.Active, s.FramesDropped)
+	for _, l := range s.Blocklists {
+		fmt.Fprintf(&b, "blocklist   %s (%s %s): %d entries\n", l.Name, l.Kind, l.Source, l.Entries)
+		for _, e := range l.Errors {
+			fmt.Fprintf(&b, "            %s\n", e)
+		}
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "warning     %s\n", w)
+	}
+	b.WriteString(CutsText(s.Cuts))
+	return b.String()
+}
