@@ -12,8 +12,8 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/fastpath-wrt/fastpath/src/rpc"
-	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
 
 // settle is how long the loop waits for a burst of events (a bridge
