@@ -7,7 +7,7 @@ import (
 
 // socMatch is the chip detection settled on and the signal that proved it.
 type socMatch struct {
-	row     SoC
+	row     chip
 	name    string // chip name, e.g. "qca9558"
 	display string // e.g. "QCA9558"
 	value   string // the compatible string or target that matched
@@ -50,7 +50,7 @@ func matchSoC(compatible []string, target string) (socMatch, bool) {
 
 // newMatch names the chip of a row; rows for whole families take the name
 // from the signal.
-func newMatch(row SoC, fallbackName, value string) socMatch {
+func newMatch(row chip, fallbackName, value string) socMatch {
 	m := socMatch{row: row, name: row.Name, display: row.Display, value: value}
 	if m.name == nameFromCompatible {
 		m.name = fallbackName
@@ -77,7 +77,7 @@ func globMatch(pattern, s string) bool {
 
 // targetFamily reports which table row a target belongs to, for evidence
 // only (it may name a family that needs the device tree to be proven).
-func targetFamily(target string) (SoC, bool) {
+func targetFamily(target string) (chip, bool) {
 	for _, row := range socTable {
 		if row.Family == target || globMatch(row.Family+"/*", target) {
 			return row, true
@@ -88,5 +88,5 @@ func targetFamily(target string) (SoC, bool) {
 			}
 		}
 	}
-	return SoC{}, false
+	return chip{}, false
 }

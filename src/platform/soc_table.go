@@ -1,8 +1,8 @@
 package platform
 
-// SoC is one row of the chip table: how a chip is recognised and whether
+// chip is one row of the chip table: how a chip is recognised and whether
 // the kernel has a flowtable hardware-offload engine for it upstream.
-type SoC struct {
+type chip struct {
 	Name    string // lower-case chip name reported as Info.SoC
 	Display string // as people write it, e.g. "MT7621"
 	Vendor  string
@@ -31,7 +31,7 @@ const nameFromCompatible = ""
 
 // socTable is every chip detection knows. Order matters only for rows whose
 // compatible patterns overlap: the first match wins.
-var socTable = []SoC{
+var socTable = []chip{
 	// MediaTek chips with a Packet Processing Engine driven by mtk_soc_eth
 	// (drivers/net/ethernet/mediatek/mtk_ppe*.c).
 	{Name: "mt7621", Display: "MT7621", Vendor: "MediaTek", Family: "ramips/mt7621",
