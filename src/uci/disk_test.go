@@ -208,3 +208,26 @@ func TestStagedWithoutFile(t *testing.T) {
 		t.Errorf("no delta file: %v %v", changes, err)
 	}
 }
+
+func TestSaveNewFile(t *testing.T) {
+	root, _ := fixtureRoot(t, "fastpath", 0o644)
+	data, _ := os.ReadFile("testdata/fastpath")
+	f, err := Parse("/etc/config/fastpath", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(root, f); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(ConfigPath(root, "fastpath"))
+	if err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("new config: %v %v", st, err)
+	}
+	g, err := Load(root, "fastpath")
+	if err != nil || string(g.Bytes()) != string(data) {
+		t.Errorf("read back: %v", err)
+	}
+	if err := Save(filepath.Join(root, "nowhere"), f); err == nil || !strings.Contains(err.Error(), filepath.Join("nowhere", "etc", "config", "fastpath")) {
+		t.Errorf("saving into a missing directory: %v", err)
+	}
+}
