@@ -2,6 +2,7 @@ package nft
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,13 @@ func moduleLoaded(root, name string) bool {
 		return false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return modulesListed(f, name)
+}
+
+// modulesListed reports whether a /proc/modules text lists the module: one
+// module per line, its name first.
+func modulesListed(r io.Reader, name string) bool {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) > 0 && fields[0] == name {
 			return true
