@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/observe"
@@ -80,9 +81,17 @@ func chipName(s observe.Snapshot) string {
 	return upper(s.Platform.SoC)
 }
 
+// upper writes a chip name as vendors do: the letters before the first
+// digit in capitals (mt7621 -> MT7621, ipq40xx -> IPQ40xx); x86 stays x86.
 func upper(s string) string {
+	if strings.HasPrefix(s, "x86") {
+		return s
+	}
 	b := []byte(s)
 	for i, c := range b {
+		if c >= '0' && c <= '9' {
+			break
+		}
 		if c >= 'a' && c <= 'z' {
 			b[i] = c - 'a' + 'A'
 		}

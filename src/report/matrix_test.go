@@ -22,7 +22,7 @@ var boards = map[string]struct {
 	"mt7621-ipip":    {"mt7621", true},
 	"mt7622-rt3200":  {"mt7622", true},
 	"mt7981-ax3000t": {"mt7981", true},
-	"ipq40xx":        {"ipq4019", false},
+	"ipq40xx":        {"ipq40xx", false},
 	"x86-64":         {"x86_64", false},
 }
 
