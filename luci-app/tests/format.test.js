@@ -191,3 +191,45 @@ test('overview line and settings helpers', () => {
 	assert.equal(fmt.blocklistSource({ type: 'list', address: ['198.51.100.7', '2001:db8:bad::/48'] }), '2 addresses listed here');
 	assert.equal(fmt.blocklistSource({ type: 'list', address: '198.51.100.7' }), '1 address listed here');
 });
+
+// Restricts `v` to the keys `like` has, recursively, so a shaped answer
+// compares with the answer it came from.
+function pick(v, like) {
+	if (Array.isArray(like))
+		return Array.isArray(v) ? v.map((x, i) => pick(x, like[i])) : v;
+	if (like && typeof like == 'object' && v && typeof v == 'object') {
+		const out = {};
+		for (const k of Object.keys(like))
+			out[k] = pick(v[k], like[k]);
+		return out;
+	}
+	return v;
+}
+
+test('shaping keeps every field of answers made by the Go types', () => {
+	const st = fixture('status.json');
+	assert.deepEqual(pick(fmt.shapeStatus(st), st), st);
+	const fl = fixture('flows.json');
+	assert.deepEqual(pick(fmt.shapeFlows(fl), fl), fl);
+	const cu = fixture('cuts.json');
+	assert.deepEqual(pick(fmt.shapeCuts(cu), cu), cu);
+	const caps = fixture('capabilities.json');
+	assert.deepEqual(pick(fmt.shapePlatform(caps), caps), caps);
+	assert.deepEqual(fmt.shapePlatform({ platform: caps }), fmt.shapePlatform(caps), 'a nested platform is found');
+});
+
+test('shaping turns nulls, missing fields and wrong types into Go zero values', () => {
+	assert.equal(fmt.shapeStatus({}), null, 'not a status answer');
+	assert.equal(fmt.shapeStatus(6), null, 'a ubus status code');
+	const z = fmt.shapeStatus(fixture('status-no-flowtable.json'));
+	assert.deepEqual(z.decisions, []);
+	assert.deepEqual(z.flowtable.kernel.devices, []);
+	assert.deepEqual(z.tunnels, []);
+	const odd = fmt.shapeStatus({ mode: { requested: 7, effective: null }, flows: { total: '12', offloaded: NaN }, tunnels: 'x', cut: { devices: ['eth0', null, {}] } });
+	assert.deepEqual(odd.mode, { requested: '7', effective: '', reason: '' });
+	assert.deepEqual(odd.flows, { total: 0, offloaded: 0, hw_offloaded: 0 });
+	assert.deepEqual(odd.tunnels, []);
+	assert.deepEqual(odd.cut.devices, ['eth0', '', '']);
+	assert.ok(fmt.cutSummarySentence(Object.assign(odd.cut, { enabled: true, in_fastpath: true })).includes(' on eth0, before'), 'empty device names are left out');
+	assert.equal(odd.platform.hw_offload_capable, false);
+});

@@ -135,7 +135,7 @@ test('recorded capabilities: the chipset section renders and agrees with status'
 	const st = recorded('status.json');
 	const rt = makeRuntime({});
 	const fmt = rt.load('fastpath.format');
-	const p = fmt.platformOf(caps);
+	const p = fmt.shapePlatform(caps);
 	assert.equal(typeof p.soc, 'string', 'capabilities carries the platform (soc)');
 	assert.equal(typeof p.hw_offload_reason, 'string');
 	assert.equal(p.soc, st.platform.soc, 'capabilities and status name the same SoC');

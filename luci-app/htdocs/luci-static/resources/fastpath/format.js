@@ -16,6 +16,107 @@ function num(v) {
 	return isFinite(n) ? n : 0;
 }
 
+/*
+ * The daemon's answers in the shapes of its Go types (src/status,
+ * src/platform, src/cut): every field present and of its type, zero when
+ * missing or malformed, lists never null. The views shape each answer once
+ * and then trust it.
+ */
+var S = '', N = 0, B = false;
+
+var TUPLE = { proto: S, src: S, dst: S, sport: N, dport: N };
+
+var CUT = {
+	original: TUPLE, reply: TUPLE, reason: S, trigger: S, since: S,
+	expires_in_s: N, frames: N, bytes: N, in_fastpath: B
+};
+
+var SUMMARY = {
+	enabled: B, in_fastpath: B, reason: S, devices: [ S ], expiry_s: N, set_size: N,
+	active: N, frames_dropped: N, cuts: [ CUT ], warnings: [ S ],
+	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ] } ]
+};
+
+var PLATFORM = {
+	board_name: S, model: S, target: S, release: S, compatible: [ S ], kernel: S,
+	soc: S, vendor: S, hw_offload_capable: B, hw_offload_engine: S, hw_offload_reason: S,
+	evidence: [ { source: S, value: S, meaning: S } ],
+	devices: [ {
+		name: S, kind: S, driver: S, conduit: S, lower: [ S ], master: S,
+		hw_offload: B, oper_up: B, ifindex: N
+	} ]
+};
+
+var STATUS = {
+	version: S,
+	mode: { requested: S, effective: S, reason: S },
+	decisions: [ { topic: S, reason: S } ],
+	platform: PLATFORM,
+	flowtable: {
+		table: S, name: S, devices: [ S ], flags: [ S ], in_sync: B,
+		kernel: {
+			table_present: B, flowtable_present: B, devices: [ S ], hardware: B,
+			counter: B, hook: S, priority: N, forward_rule: B
+		}
+	},
+	flows: { total: N, offloaded: N, hw_offloaded: N },
+	kernel: { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ct_delete_offloaded: B, missing: [ S ] },
+	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
+	cut: SUMMARY,
+	errors: [ S ]
+};
+
+var FLOWS = {
+	flows: [ {
+		id: N, family: S, proto: S, state: S, original: TUPLE, reply: TUPLE, offload: S,
+		assured: B, packets: N, bytes: N, timeout_s: N, mark: N
+	} ],
+	total: N
+};
+
+function isObject(v) {
+	return v != null && typeof(v) == 'object' && !Array.isArray(v);
+}
+
+function shape(v, schema) {
+	if (typeof(schema) == 'string')
+		return (typeof(v) == 'string') ? v : ((typeof(v) == 'number' && isFinite(v)) ? String(v) : '');
+
+	if (typeof(schema) == 'number')
+		return (typeof(v) == 'number' && isFinite(v)) ? v : 0;
+
+	if (typeof(schema) == 'boolean')
+		return v === true;
+
+	if (Array.isArray(schema))
+		return Array.isArray(v) ? v.map(function(x) { return shape(x, schema[0]); }) : [];
+
+	var out = {}, src = isObject(v) ? v : {};
+
+	for (var k in schema)
+		out[k] = shape(src[k], schema[k]);
+
+	return out;
+}
+
+/* A status answer, or null when it is not one (daemon down, access denied). */
+function shapeStatus(v) {
+	return (isObject(v) && isObject(v.mode)) ? shape(v, STATUS) : null;
+}
+
+function shapeFlows(v) {
+	return shape(v, FLOWS);
+}
+
+function shapeCuts(v) {
+	return shape(v, SUMMARY);
+}
+
+/* `capabilities` may answer the platform itself or nest it. */
+function shapePlatform(v) {
+	return shape((isObject(v) && isObject(v.platform)) ? v.platform : v, PLATFORM);
+}
+
 /* Counters are 64 bit: print them whole, never through a 32-bit %d. */
 function int(v) {
 	return Math.floor(num(v)).toFixed(0);
@@ -33,10 +134,10 @@ function chip(platform) {
 
 /* Accepts a Status (which nests the platform) or a bare platform Info. */
 function platformOf(answer) {
-	if (answer && answer.platform && typeof(answer.platform) == 'object')
-		return answer.platform;
+	if (isObject(answer) && 'platform' in answer)
+		return isObject(answer.platform) ? answer.platform : {};
 
-	return answer || {};
+	return isObject(answer) ? answer : {};
 }
 
 function modeLabel(mode) {
@@ -115,7 +216,7 @@ function flagsOfKernel(k) {
 }
 
 function words(v) {
-	var l = list(v);
+	var l = list(v).filter(function(x) { return typeof(x) == 'string' && x != ''; });
 	return l.length ? l.join(', ') : _('none');
 }
 
@@ -505,6 +606,10 @@ function blocklistSource(b) {
 
 return baseclass.extend({
 	list: list,
+	shapeStatus: shapeStatus,
+	shapeFlows: shapeFlows,
+	shapeCuts: shapeCuts,
+	shapePlatform: shapePlatform,
 	chip: chip,
 	platformOf: platformOf,
 	modeLabel: modeLabel,

@@ -77,7 +77,7 @@ return view.extend({
 
 	/* Takes a fresh answer; keeps the previous one to compute rates. */
 	update: function(data, nowMs) {
-		var flows = fmt.list(data[0] && data[0].flows);
+		var answer = fmt.shapeFlows(data[0]), flows = answer.flows;
 
 		if (this.flows && this.fetchedAt)
 			this.rates = fmt.flowRates(this.flows, flows, (nowMs - this.fetchedAt) / 1000);
@@ -85,8 +85,8 @@ return view.extend({
 			this.rates = {};
 
 		this.flows = flows;
-		this.total = (data[0] && data[0].total != null) ? data[0].total : flows.length;
-		this.cuts = data[1] || {};
+		this.total = Math.max(answer.total, flows.length);
+		this.cuts = fmt.shapeCuts(data[1]);
 		this.fetchedAt = nowMs;
 	},
 

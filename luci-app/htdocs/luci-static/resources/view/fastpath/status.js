@@ -185,13 +185,15 @@ return view.extend({
 	},
 
 	/* The whole page body for one status answer; polling swaps it. */
-	renderStatus: function(st) {
-		if (!st || !st.mode)
+	renderStatus: function(answer) {
+		var st = fmt.shapeStatus(answer);
+
+		if (!st)
 			return note('danger', _('The fastpath daemon does not answer. Start it with /etc/init.d/fastpath start.'));
 
 		return E('div', {}, [
 			this.renderMode(st),
-			this.renderPlatform(fmt.platformOf(st)),
+			this.renderPlatform(st.platform),
 			this.renderFlowtable(st),
 			this.renderFlows(st),
 			this.renderTunnels(st),

@@ -24,11 +24,13 @@ return baseclass.extend({
 		if (st === UBUS_STATUS_PERMISSION_DENIED)
 			return null;
 
-		if (!st || !st.mode)
+		var status = fmt.shapeStatus(st);
+
+		if (!status)
 			return E('p', {}, E('em', {}, _('The fastpath daemon does not answer.')));
 
 		return E('p', {}, [
-			fmt.overviewLine(st), ' (',
+			fmt.overviewLine(status), ' (',
 			E('a', { 'href': L.url('admin/network/fastpath') }, _('details')), ')'
 		]);
 	}

@@ -1,0 +1,96 @@
+'use strict';
+// The daemon's answers are outside input to the views: answers with fields
+// missing, null, or of the wrong type must render without throwing and
+// without "undefined"/"NaN" on the page. Seeded, so a failure reproduces;
+// FASTPATH_FUZZ_SEED and FASTPATH_FUZZ_RUNS explore further.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { makeRuntime, squash } = require('./lib/luci');
+const { fixture } = require('./lib/answers');
+
+const RUNS = +process.env.FASTPATH_FUZZ_RUNS || 300;
+const SEED = +process.env.FASTPATH_FUZZ_SEED || 7;
+
+// mulberry32: small, seedable, good enough to pick mutations.
+function rng(seed) {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+const ODD = [null, undefined, '', 'x', 0, -1, 1e21, true, [], {}, [null], { error: 'boom' }];
+
+// Replaces a few values anywhere in the tree with odd ones, or drops keys.
+function mutate(value, rand) {
+	const v = JSON.parse(JSON.stringify(value));
+	const paths = [];
+	(function walk(node, parent, key) {
+		if (parent)
+			paths.push([parent, key]);
+		if (node && typeof node == 'object')
+			for (const k of Object.keys(node))
+				walk(node[k], node, k);
+	})(v, null, null);
+	const n = 1 + Math.floor(rand() * 4);
+	for (let i = 0; i < n && paths.length; i++) {
+		const [parent, key] = paths[Math.floor(rand() * paths.length)];
+		if (rand() < 0.3)
+			delete parent[key];
+		else
+			parent[key] = ODD[Math.floor(rand() * ODD.length)];
+	}
+	return v;
+}
+
+function clean(text, seed, where) {
+	for (const junk of ['undefined', 'NaN', '[object Object]'])
+		assert.ok(!text.includes(junk), `${where} (seed ${seed}) shows "${junk}": ${text}`);
+}
+
+test('status view and overview survive malformed status answers', async () => {
+	const base = fixture('status.json');
+	for (let i = 0; i < RUNS; i++) {
+		const seed = SEED * 100000 + i;
+		const st = mutate(base, rng(seed));
+		const rt = makeRuntime({ status: st });
+		const view = rt.load('view.fastpath.status');
+		let text;
+		try {
+			text = squash(view.render(await view.load()).textContent);
+		} catch (e) {
+			assert.fail(`status view threw on seed ${seed}: ${e.stack}\n${JSON.stringify(st)}`);
+		}
+		clean(text, seed, 'status view');
+		const line = rt.load('view.status.include.70_fastpath').render(st);
+		clean(squash(line.textContent), seed, 'overview line');
+	}
+});
+
+test('flows view survives malformed flows and cuts answers', async () => {
+	const flows = fixture('flows.json');
+	const cuts = fixture('cuts.json');
+	for (let i = 0; i < RUNS; i++) {
+		const seed = SEED * 100000 + i;
+		const r = rng(seed);
+		const f = mutate(flows, r);
+		const c = mutate(cuts, r);
+		const rt = makeRuntime({ flows: f, cuts: c });
+		const view = rt.load('view.fastpath.flows');
+		let text;
+		try {
+			const node = view.render(await view.load());
+			text = squash(node.textContent);
+			view.handleSort('src');
+			view.handleSort('rate');
+		} catch (e) {
+			assert.fail(`flows view threw on seed ${seed}: ${e.stack}\n${JSON.stringify([f, c])}`);
+		}
+		clean(text, seed, 'flows view');
+	}
+});
