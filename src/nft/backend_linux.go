@@ -65,7 +65,7 @@ func (b *Backend) Read() (Kernel, error) {
 }
 
 func (b *Backend) read() (observed, error) {
-	var o observed
+	o := observed{Kernel: Kernel{Devices: []string{}}} // "devices": [] in JSON, never null
 	c, err := b.nftConn()
 	if err != nil {
 		return o, err

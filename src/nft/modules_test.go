@@ -1,21 +1,50 @@
 package nft
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
+// writeRoot makes a root directory with the given files (path: content).
+// Written at run time so the test binary carries its fixtures (the VM lab
+// runs it from anywhere).
+func writeRoot(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for path, content := range files {
+		full := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
 func TestModuleDetail(t *testing.T) {
-	// root-flowtable: /proc/modules of a router with kmod-nft-offload, plus
-	// a /sys/module entry for a module /proc/modules does not list.
-	if d := moduleDetail("testdata/root-flowtable", "nf_flow_table", "nf_flow_table_inet", "nft_flow_offload"); d != "" {
+	// A router with kmod-nft-offload: /proc/modules lists two of the
+	// modules, /sys/module has the third.
+	withOffload := writeRoot(t, map[string]string{
+		"proc/modules": "nft_flow_offload 12288 1 - Live 0x0000000000000000\n" +
+			"nf_flow_table 40960 2 nf_flow_table_inet,nft_flow_offload, Live 0x0000000000000000\n" +
+			"nf_tables 372736 1 nft_flow_offload, Live 0x0000000000000000\n",
+		"sys/module/nf_flow_table_inet/refcnt": "1\n",
+	})
+	if d := moduleDetail(withOffload, "nf_flow_table", "nf_flow_table_inet", "nft_flow_offload"); d != "" {
 		t.Errorf("all modules present, detail %q", d)
 	}
-	d := moduleDetail("testdata/root-none", "nf_flow_table", "nf_flow_table_inet")
-	if d != "not loaded here: nf_flow_table, nf_flow_table_inet" {
+	// This development machine's kind of kernel: nf_tables, no flowtable.
+	without := writeRoot(t, map[string]string{
+		"proc/modules": "nf_tables 372736 0 - Live 0x0000000000000000\nnf_conntrack 196608 0 - Live 0x0000000000000000\n",
+	})
+	if d := moduleDetail(without, "nf_flow_table", "nf_flow_table_inet"); d != "not loaded here: nf_flow_table, nf_flow_table_inet" {
 		t.Errorf("detail %q", d)
 	}
-	if d := moduleDetail("testdata/does-not-exist", "nft_flow_offload"); !strings.Contains(d, "nft_flow_offload") {
+	if d := moduleDetail(filepath.Join(without, "does-not-exist"), "nft_flow_offload"); !strings.Contains(d, "nft_flow_offload") {
 		t.Errorf("unreadable root: detail %q should name the module", d)
 	}
 }
