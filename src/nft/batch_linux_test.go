@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
+	"github.com/mdlayher/netlink/nlenc"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,19 +26,30 @@ func TestDelDevicesMessage(t *testing.T) {
 		m.Header.Flags != netlink.Request|netlink.Acknowledge {
 		t.Fatalf("header %+v", m.Header)
 	}
-	want := []byte{
-		unix.NFPROTO_INET, 0, 0, 0, // nfgenmsg: family inet, version 0, res_id 0
-		13, 0, 1, 0, 'f', 'a', 's', 't', 'p', 'a', 't', 'h', 0, 0, 0, 0, // NFTA_FLOWTABLE_TABLE "fastpath"
-		7, 0, 2, 0, 'f', 't', 0, 0, // NFTA_FLOWTABLE_NAME "ft"
-		36, 0, 3, 0x80, // NFTA_FLOWTABLE_HOOK, nested
-		8, 0, 1, 0, 0, 0, 0, 0, // NFTA_FLOWTABLE_HOOK_NUM 0 (ingress), big endian
-		8, 0, 2, 0, 0, 0, 0, 0, // NFTA_FLOWTABLE_HOOK_PRIORITY 0 (filter)
-		16, 0, 3, 0x80, // NFTA_FLOWTABLE_HOOK_DEVS, nested
-		9, 0, 1, 0, 'w', 'a', 'n', '0', 0, 0, 0, 0, // NFTA_DEVICE_NAME "wan0"
-	}
+	// Attribute headers (length, type) are in host byte order, values of
+	// nf_tables in network byte order.
+	var want []byte
+	want = append(want, unix.NFPROTO_INET, 0, 0, 0)                         // nfgenmsg: family inet, version 0, res_id 0
+	want = append(want, hdr(13, 1)...)                                      // NFTA_FLOWTABLE_TABLE
+	want = append(want, 'f', 'a', 's', 't', 'p', 'a', 't', 'h', 0, 0, 0, 0) // "fastpath\0" + pad
+	want = append(want, hdr(7, 2)...)                                       // NFTA_FLOWTABLE_NAME
+	want = append(want, 'f', 't', 0, 0)                                     // "ft\0" + pad
+	want = append(want, hdr(36, 3|unix.NLA_F_NESTED)...)                    // NFTA_FLOWTABLE_HOOK
+	want = append(want, hdr(8, 1)...)                                       // NFTA_FLOWTABLE_HOOK_NUM
+	want = append(want, 0, 0, 0, 0)                                         // ingress (0), big endian
+	want = append(want, hdr(8, 2)...)                                       // NFTA_FLOWTABLE_HOOK_PRIORITY
+	want = append(want, 0, 0, 0, 0)                                         // filter (0), big endian
+	want = append(want, hdr(16, 3|unix.NLA_F_NESTED)...)                    // NFTA_FLOWTABLE_HOOK_DEVS
+	want = append(want, hdr(9, 1)...)                                       // NFTA_DEVICE_NAME
+	want = append(want, 'w', 'a', 'n', '0', 0, 0, 0, 0)                     // "wan0\0" + pad
 	if !bytes.Equal(m.Data, want) {
 		t.Fatalf("message data\n got % x\nwant % x", m.Data, want)
 	}
+}
+
+// hdr is a netlink attribute header: length and type in host byte order.
+func hdr(length, typ uint16) []byte {
+	return append(nlenc.Uint16Bytes(length), nlenc.Uint16Bytes(typ)...)
 }
 
 // Adding devices re-sends NEWFLOWTABLE without NLM_F_EXCL, naming only the
