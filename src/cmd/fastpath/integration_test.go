@@ -49,22 +49,34 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// router makes a namespace with veth lan0/wan0 (peers in the same
-// namespace, enough for planning and applying) and a UCI root whose sys and
-// proc are the real ones.
+// router makes three namespaces — client, router, server — joined by veth
+// pairs (client eth0 — lan0 router wan0 — eth0 server), and a UCI root for
+// the router whose sys and proc are the real ones.
 func router(t *testing.T, firewall string) (ns, root string) {
 	t.Helper()
-	ns = fmt.Sprintf("fp-it-%d", time.Now().UnixNano()%1e9)
-	run(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	for _, l := range [][]string{
-		{"link", "add", "lan0", "type", "veth", "peer", "name", "lan0p"},
-		{"link", "add", "wan0", "type", "veth", "peer", "name", "wan0p"},
-		{"link", "set", "lan0", "up"}, {"link", "set", "wan0", "up"},
-		{"addr", "add", "10.0.1.1/24", "dev", "lan0"}, {"addr", "add", "10.0.2.1/24", "dev", "wan0"},
-	} {
-		run(t, append([]string{"ip", "-n", ns}, l...)...)
+	id := time.Now().UnixNano() % 1e9
+	ns = fmt.Sprintf("fp-it-r%d", id)
+	client, server := fmt.Sprintf("fp-it-c%d", id), fmt.Sprintf("fp-it-s%d", id)
+	for _, n := range []string{ns, client, server} {
+		run(t, "ip", "netns", "add", n)
+		n := n
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", n).Run() })
 	}
+	for _, l := range [][]string{
+		{"-n", ns, "link", "add", "lan0", "type", "veth", "peer", "name", "eth0", "netns", client},
+		{"-n", ns, "link", "add", "wan0", "type", "veth", "peer", "name", "eth0", "netns", server},
+		{"-n", ns, "addr", "add", "10.0.1.1/24", "dev", "lan0"}, {"-n", ns, "addr", "add", "10.0.2.1/24", "dev", "wan0"},
+		{"-n", ns, "link", "set", "lan0", "up"}, {"-n", ns, "link", "set", "wan0", "up"},
+		{"-n", client, "addr", "add", "10.0.1.2/24", "dev", "eth0"}, {"-n", client, "link", "set", "eth0", "up"},
+		{"-n", client, "route", "add", "default", "via", "10.0.1.1"},
+		{"-n", server, "addr", "add", "10.0.2.2/24", "dev", "eth0"}, {"-n", server, "link", "set", "eth0", "up"},
+		{"-n", server, "route", "add", "default", "via", "10.0.2.1"},
+	} {
+		run(t, append([]string{"ip"}, l...)...)
+	}
+	run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	// A stateful rule, as fw4 has, so conntrack tracks forwarded flows.
+	run(t, "ip", "netns", "exec", ns, "nft", "add table inet fw4; add chain inet fw4 forward { type filter hook forward priority filter; policy accept; ct state established,related accept; }")
 	root = t.TempDir()
 	os.MkdirAll(filepath.Join(root, "etc/config"), 0o755)
 	os.Symlink("/sys", filepath.Join(root, "sys"))
@@ -74,6 +86,27 @@ func router(t *testing.T, firewall string) (ns, root string) {
 		"config interface 'lan'\n\toption device 'lan0'\n\toption proto 'static'\n\n"+
 			"config interface 'wan'\n\toption device 'wan0'\n\toption proto 'static'\n"), 0o644)
 	return ns, root
+}
+
+// stream runs an iperf3 TCP stream from the client through the router for
+// the given time, in the background, when iperf3 is there.
+func stream(t *testing.T, ns string, seconds int) {
+	t.Helper()
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Fatal("iperf3 is needed for traffic through the router (make deps installs it)")
+	}
+	client, server := strings.Replace(ns, "-r", "-c", 1), strings.Replace(ns, "-r", "-s", 1)
+	srv := exec.Command("ip", "netns", "exec", server, "iperf3", "-s", "-1")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	time.Sleep(300 * time.Millisecond)
+	cli := exec.Command("ip", "netns", "exec", client, "iperf3", "-c", "10.0.2.2", "-t", fmt.Sprint(seconds), "-b", "50M")
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Process.Kill(); cli.Wait() })
 }
 
 func run(t *testing.T, args ...string) string {
@@ -182,6 +215,18 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	fw, _ := os.ReadFile(filepath.Join(root, "etc/config/firewall"))
 	if !strings.Contains(string(fw), "option flow_offloading_hw '0'") {
 		t.Errorf("flow_offloading_hw not corrected:\n%s", fw)
+	}
+	stream(t, ns, 6)
+	time.Sleep(2 * time.Second) // established, and offloaded where the kernel can
+	if raw, err = callJSON("status", nil); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(raw, &st)
+	if st.Flows.Total == 0 {
+		t.Errorf("no conntrack flow seen while a stream runs through the router: %+v", st.Flows)
+	}
+	if expectFlowtable && st.Flows.Offloaded == 0 {
+		t.Errorf("no offloaded flow on a flowtable kernel: %+v", st.Flows)
 	}
 	answers := map[string]json.RawMessage{"status": raw}
 	for _, c := range []struct {
