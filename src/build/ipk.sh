@@ -27,6 +27,8 @@ arches=${*:-mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x8
 max_bin=4000000
 max_ipk=1600000
 
+# Packages of an older version would be installed by test-pkg too.
+rm -f dist/*.ipk
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -153,6 +155,47 @@ for arch in $arches; do
 	pack fastpath "$arch" "$root" "$control"
 done
 
+# --- luci-app-fastpath (architecture all) ---------------------------------
+luci="luci-app/Makefile"
+if [ ! -d luci-app/htdocs ] || [ ! -d luci-app/root ] || [ ! -f "$luci" ]; then
+	echo "ipk: skipping luci-app-fastpath: luci-app/ has no Makefile, htdocs/ and root/ yet"
+else
+	root="$work/root-luci" control="$work/control-luci"
+	mkdir -p "$root/www" "$control"
+	# As luci.mk: htdocs/ to /www, root/ to /, modes kept from the tree.
+	cp -R --preserve=mode luci-app/htdocs/. "$root/www/"
+	cp -R --preserve=mode luci-app/root/. "$root/"
+	find "$root" -type d -exec chmod 0755 {} +
+	luci_description=$(make_var "$luci" LUCI_DESCRIPTION)
+	luci_title=$(make_var "$luci" LUCI_TITLE)
+	{
+		echo "Package: luci-app-fastpath"
+		echo "Version: $version"
+		echo "Depends: $(depends_field "$(make_var "$luci" LUCI_DEPENDS)")"
+		echo "Source: feeds/fastpath/luci-app"
+		echo "SourceName: luci-app-fastpath"
+		echo "License: $(make_var "$luci" PKG_LICENSE)"
+		echo "Section: luci"
+		echo "SourceDateEpoch: $epoch"
+		echo "Maintainer: $(make_var "$luci" PKG_MAINTAINER)"
+		echo "Architecture: all"
+		echo "Installed-Size: 0"
+		description_field "${luci_description:-$luci_title}"
+	} >"$control/control"
+	chmod 0644 "$control/control"
+	write_scripts "$control"
+	# luci.mk's postinst: drop LuCI's caches and let rpcd load the new ACL.
+	# shellcheck disable=SC2016
+	printf '%s\n' '#!/bin/sh' \
+		'[ -n "${IPKG_INSTROOT}" ] || { rm -f /tmp/luci-indexcache.*' \
+		'	rm -rf /tmp/luci-modulecache/' \
+		'	killall -HUP rpcd 2>/dev/null' \
+		'	exit 0' \
+		'}' >"$control/postinst-pkg"
+	chmod 0755 "$control/postinst-pkg"
+	pack luci-app-fastpath all "$root" "$control"
+fi
+
 # --- the flash budget (mips_24kc: Archer C7, 16 MB flash) -----------------
 if [ -f dist/mips_24kc/fastpath ]; then
 	bin_size=$(wc -c <dist/mips_24kc/fastpath)
@@ -161,44 +204,3 @@ if [ -f dist/mips_24kc/fastpath ]; then
 	[ "$bin_size" -le "$max_bin" ] || die "OVER BUDGET: dist/mips_24kc/fastpath is $bin_size bytes, the limit is $max_bin: drop dependencies or features"
 	[ "$ipk_size" -le "$max_ipk" ] || die "OVER BUDGET: the mips_24kc ipk is $ipk_size bytes, the limit is $max_ipk: drop dependencies or features"
 fi
-
-# --- luci-app-fastpath (architecture all) ---------------------------------
-luci="luci-app/Makefile"
-if [ ! -d luci-app/htdocs ] || [ ! -d luci-app/root ] || [ ! -f "$luci" ]; then
-	echo "ipk: skipping luci-app-fastpath: luci-app/ has no Makefile, htdocs/ and root/ yet"
-	exit 0
-fi
-root="$work/root-luci" control="$work/control-luci"
-mkdir -p "$root/www" "$control"
-# As luci.mk: htdocs/ to /www, root/ to /, modes kept from the tree.
-cp -R --preserve=mode luci-app/htdocs/. "$root/www/"
-cp -R --preserve=mode luci-app/root/. "$root/"
-find "$root" -type d -exec chmod 0755 {} +
-luci_description=$(make_var "$luci" LUCI_DESCRIPTION)
-luci_title=$(make_var "$luci" LUCI_TITLE)
-{
-	echo "Package: luci-app-fastpath"
-	echo "Version: $version"
-	echo "Depends: $(depends_field "$(make_var "$luci" LUCI_DEPENDS)")"
-	echo "Source: feeds/fastpath/luci-app"
-	echo "SourceName: luci-app-fastpath"
-	echo "License: $(make_var "$luci" PKG_LICENSE)"
-	echo "Section: luci"
-	echo "SourceDateEpoch: $epoch"
-	echo "Maintainer: $(make_var "$luci" PKG_MAINTAINER)"
-	echo "Architecture: all"
-	echo "Installed-Size: 0"
-	description_field "${luci_description:-$luci_title}"
-} >"$control/control"
-chmod 0644 "$control/control"
-write_scripts "$control"
-# luci.mk's postinst: drop LuCI's caches and let rpcd load the new ACL.
-# shellcheck disable=SC2016
-printf '%s\n' '#!/bin/sh' \
-	'[ -n "${IPKG_INSTROOT}" ] || { rm -f /tmp/luci-indexcache.*' \
-	'	rm -rf /tmp/luci-modulecache/' \
-	'	killall -HUP rpcd 2>/dev/null' \
-	'	exit 0' \
-	'}' >"$control/postinst-pkg"
-chmod 0755 "$control/postinst-pkg"
-pack luci-app-fastpath all "$root" "$control"
