@@ -153,7 +153,7 @@ func parseDeltaLine(s *scanner, pkg string) (c Change, msg string) {
 		}
 	}()
 	s.skipWhitespace()
-	arg := s.nextArg(" in a staged change").val
+	arg := s.nextArg(argName{"staged change", ""}).val
 	s.skipWhitespace() // unlike libuci, tolerate trailing blanks
 	if s.cur() != 0 {
 		return c, "more than one word on the line"

@@ -37,6 +37,8 @@ func TestParseErrors(t *testing.T) {
 			`invalid section type "a b"`, "without spaces"},
 		{"same name, other type", "config a x\nconfig b x\n", 2,
 			`section "x" is declared again with type "b"; line 1 declared it as "a"`, "rename one"},
+		{"too many arguments for config", "config a x y\n", 1,
+			`too many arguments for config (unexpected "y")`, "config TYPE ['NAME']"},
 		{"trailing ';' leaves a newline that is not a command", "config a x\noption v '1';\n", 2,
 			"invalid command", ""},
 		{"NUL byte", "config a x\n\x00\n", 2, "NUL byte", "restore"},

@@ -148,11 +148,23 @@ func (p *parser) command() (word string, start, end int, ok bool) {
 }
 
 // assertEOL refuses a further argument (libuci's assert_eol, strict mode).
-func (p *parser) assertEOL(cmd, fix string) {
-	t := p.s.nextArg("")
-	if t.val != "" {
-		p.s.fail(t.line, fmt.Sprintf("too many arguments for %s (unexpected %q)", cmd, t.val), fix)
+func (p *parser) assertEOL(cmd argName) {
+	t := p.s.nextArg(argName{})
+	if t.val == "" {
+		return
 	}
+	what := cmd.what
+	if cmd.name != "" {
+		what += " '" + cmd.name + "'"
+	}
+	msg := fmt.Sprintf("too many arguments for %s (unexpected %q)", what, t.val)
+	switch cmd.what {
+	case "package":
+		p.s.fail(t.line, msg, "write package NAME")
+	case "config":
+		p.s.fail(t.line, msg, "a section starts with config TYPE ['NAME']; quote a name only once")
+	}
+	p.s.fail(t.line, msg, fmt.Sprintf("quote a value that contains spaces: %s %s 'a b'", cmd.what, cmd.name))
 }
 
 func (p *parser) statement(kind byte, start int, args ...token) {
@@ -177,7 +189,7 @@ func (p *parser) statement(kind byte, start int, args ...token) {
 }
 
 func (p *parser) parsePackage(start int) {
-	name := p.s.nextArg(" in the package name")
+	name := p.s.nextArg(argName{"package name", ""})
 	if name.val == "" {
 		p.s.fail(p.s.line, "package without a name", "write package NAME or remove the line")
 	}
@@ -185,7 +197,7 @@ func (p *parser) parsePackage(start int) {
 		p.s.fail(name.line, fmt.Sprintf("invalid package name %q", name.val),
 			"use letters, digits, _ and - only")
 	}
-	p.assertEOL("package", "write package NAME")
+	p.assertEOL(argName{what: "package"})
 	// A file loaded by name ignores its package statement (libuci's
 	// "single" import), so it is kept as text and has no other effect.
 	cur := p.cur
@@ -195,7 +207,7 @@ func (p *parser) parsePackage(start int) {
 }
 
 func (p *parser) parseConfig(start int) {
-	typ := p.s.nextArg(" in the section type")
+	typ := p.s.nextArg(argName{"section type", ""})
 	if typ.val == "" {
 		p.s.fail(p.s.line, "config without a section type", "write config TYPE ['NAME']")
 	}
@@ -203,12 +215,12 @@ func (p *parser) parseConfig(start int) {
 		p.s.fail(typ.line, fmt.Sprintf("invalid section type %q", typ.val),
 			"a type is printable characters without spaces, e.g. config zone")
 	}
-	name := p.s.nextArg(" in the section name")
+	name := p.s.nextArg(argName{"section name", ""})
 	if name.val != "" && !validName(name.val) {
 		p.s.fail(name.line, fmt.Sprintf("invalid section name %q: only letters, digits and _ are allowed", name.val),
 			fmt.Sprintf("rename it, e.g. '%s'", sanitizeName(name.val)))
 	}
-	p.assertEOL("config", "a section starts with config TYPE ['NAME']; quote a name only once")
+	p.assertEOL(argName{what: "config"})
 
 	f := p.f
 	switch idx := f.index(name.val); {
@@ -240,7 +252,7 @@ func (p *parser) parseOption(start int, list bool) {
 	if p.cur < 0 {
 		p.s.fail(p.s.line, cmd+" before the first section", "add a config TYPE line above it")
 	}
-	name := p.s.nextArg(" in the " + cmd + " name")
+	name := p.s.nextArg(argName{cmd + " name", ""})
 	if name.val == "" {
 		p.s.fail(p.s.line, cmd+" without a name", "write "+cmd+" NAME 'value'")
 	}
@@ -248,9 +260,8 @@ func (p *parser) parseOption(start int, list bool) {
 		p.s.fail(name.line, fmt.Sprintf("invalid %s name %q: only letters, digits and _ are allowed", cmd, name.val),
 			fmt.Sprintf("rename it, e.g. '%s'", sanitizeName(name.val)))
 	}
-	value := p.s.nextArg(fmt.Sprintf(" in %s '%s'", cmd, name.val))
-	p.assertEOL(fmt.Sprintf("%s '%s'", cmd, name.val),
-		fmt.Sprintf("quote a value that contains spaces: %s %s 'a b'", cmd, name.val))
+	value := p.s.nextArg(argName{cmd, name.val})
+	p.assertEOL(argName{cmd, name.val})
 
 	sec := p.f.Sections[p.cur]
 	if list {

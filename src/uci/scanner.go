@@ -25,6 +25,20 @@ type token struct {
 	line       int // line the argument starts on
 }
 
+// argName names an argument in messages: " in option 'name'"; it is only
+// formatted when a message needs it.
+type argName struct{ what, name string }
+
+func (a argName) String() string {
+	switch {
+	case a.what == "":
+		return ""
+	case a.name == "":
+		return " in the " + a.what
+	}
+	return " in " + a.what + " '" + a.name + "'"
+}
+
 // parseFailure carries a *ParseError up through the recursive descent, the
 // way libuci's UCI_THROW longjmps; Parse recovers it.
 type parseFailure struct{ err *ParseError }
@@ -100,7 +114,7 @@ func (s *scanner) parseBackslash() bool {
 	return true
 }
 
-func (s *scanner) parseDoubleQuote(target *int, what string) {
+func (s *scanner) parseDoubleQuote(target *int, what argName) {
 	opened := s.lineOf(s.pos)
 	s.pos++
 	for {
@@ -111,7 +125,7 @@ func (s *scanner) parseDoubleQuote(target *int, what string) {
 		case 0: // the value goes on on the next line
 			s.getln(s.pos)
 			if s.cur() == 0 {
-				s.fail(opened, "unterminated double quote"+what+", opened on this line",
+				s.fail(opened, "unterminated double quote"+what.String()+", opened on this line",
 					`close it with " or escape a literal " as \"`)
 			}
 		case '\\':
@@ -125,7 +139,7 @@ func (s *scanner) parseDoubleQuote(target *int, what string) {
 	}
 }
 
-func (s *scanner) parseSingleQuote(target *int, what string) {
+func (s *scanner) parseSingleQuote(target *int, what argName) {
 	opened := s.lineOf(s.pos)
 	s.pos++
 	for {
@@ -136,7 +150,7 @@ func (s *scanner) parseSingleQuote(target *int, what string) {
 		case 0:
 			s.getln(s.pos)
 			if s.cur() == 0 {
-				s.fail(opened, "unterminated single quote"+what+", opened on this line",
+				s.fail(opened, "unterminated single quote"+what.String()+", opened on this line",
 					`close it with ' (inside single quotes write a literal ' as '\'')`)
 			}
 		default:
@@ -165,7 +179,7 @@ func (s *scanner) offsetAt(i int) int {
 // parseStr decodes one argument: quoted parts, backslash escapes and bare
 // characters concatenated until whitespace, ';', '#' or the end of the line.
 // It returns the buffer position where the raw text ended.
-func (s *scanner) parseStr(target *int, what string) int {
+func (s *scanner) parseStr(target *int, what argName) int {
 	next := true
 loop:
 	for {
@@ -211,7 +225,7 @@ loop:
 
 // nextArg is libuci's next_arg: the next argument of the statement, "" when
 // there is none. what names the argument for error messages.
-func (s *scanner) nextArg(what string) token {
+func (s *scanner) nextArg(what argName) token {
 	s.skipWhitespace()
 	val := s.pos
 	ptr := val
