@@ -200,3 +200,62 @@ func find(flows []status.Flow, proto string, dport uint16) *status.Flow {
 	}
 	return nil
 }
+
+// TestIntegrationDeleteMany deletes several entries in one round trip and
+// reports a missing one on its own.
+func TestIntegrationDeleteMany(t *testing.T) {
+	lab := newLab(t, "fpcm")
+	ctc := openIn(t, lab.Router)
+	for _, p := range []string{"40100", "40101", "40102"} {
+		c, err := labnet.DialUDP(lab.Client, labnet.ClientV4+":"+p, labnet.ServerV4+":9100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("x"))
+	}
+	c6, err := labnet.DialUDP(lab.Client, "["+labnet.ClientV6+"]:40103", "["+labnet.ServerV6+"]:9100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c6.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	var flows []status.Flow
+	for time.Now().Before(deadline) {
+		c6.Write([]byte("x"))
+		all, err := ctc.Flows(conntrack.Filter{Proto: "udp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows = flows[:0]
+		for _, f := range all {
+			if f.Original.DstPort == 9100 {
+				flows = append(flows, f)
+			}
+		}
+		if len(flows) == 4 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(flows) != 4 {
+		t.Fatalf("router tracks %d of 4 flows", len(flows))
+	}
+	missing := flows[0]
+	missing.Original.SrcPort = 1
+	errs := ctc.DeleteMany(append(flows, missing))
+	for i, err := range errs[:4] {
+		if err != nil {
+			t.Errorf("delete %v: %v", flows[i].Original, err)
+		}
+	}
+	if !errors.Is(errs[4], os.ErrNotExist) {
+		t.Errorf("delete of a missing entry: %v, want os.ErrNotExist", errs[4])
+	}
+	left, _ := ctc.Flows(conntrack.Filter{Proto: "udp"})
+	for _, f := range left {
+		if f.Original.DstPort == 9100 {
+			t.Errorf("still there: %+v", f)
+		}
+	}
+}

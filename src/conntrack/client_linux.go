@@ -9,6 +9,7 @@ import (
 	"net/netip"
 
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/mdlayher/netlink"
 	ct "github.com/ti-mo/conntrack"
 	"github.com/ti-mo/netfilter"
 	"golang.org/x/sys/unix"
@@ -17,6 +18,7 @@ import (
 // Client talks to the kernel's conntrack table over ctnetlink.
 type Client struct {
 	conn *ct.Conn
+	raw  *netlink.Conn // batched deletes
 }
 
 // Open connects to ctnetlink in the current network namespace.
@@ -25,11 +27,19 @@ func Open() (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ctnetlink (is nf_conntrack_netlink loaded?): %w", err)
 	}
-	return &Client{conn: c}, nil
+	raw, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("open ctnetlink: %w", err)
+	}
+	return &Client{conn: c, raw: raw}, nil
 }
 
-// Close releases the netlink socket.
-func (c *Client) Close() error { return c.conn.Close() }
+// Close releases the netlink sockets.
+func (c *Client) Close() error {
+	c.raw.Close()
+	return c.conn.Close()
+}
 
 // Flows returns the entries the filter selects.
 func (c *Client) Flows(filter Filter) ([]status.Flow, error) {

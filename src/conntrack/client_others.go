@@ -30,3 +30,11 @@ type Subscription struct{}
 
 func (c *Client) Subscribe() (*Subscription, error)            { return nil, errNotLinux }
 func (s *Subscription) Run(context.Context, func(Event)) error { return errNotLinux }
+
+func (c *Client) DeleteMany(flows []status.Flow) []error {
+	errs := make([]error, len(flows))
+	for i := range errs {
+		errs[i] = errNotLinux
+	}
+	return errs
+}

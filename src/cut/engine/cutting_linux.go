@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
@@ -82,20 +83,33 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 	if len(cuts) == 0 {
 		return nil, nil
 	}
+	t0 := time.Now()
 	if e.inFast {
 		e.insert(cuts)
 	}
-	var errs []error
+	t1 := time.Now()
+	if e.afterInsert != nil {
+		e.afterInsert(len(cuts))
+	}
+	defer func() {
+		e.log.Debugf("cut: %d flows: sets %v, conntrack deletes %v", len(cuts), t1.Sub(t0), time.Since(t1))
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	del := make([]status.Flow, len(cuts))
 	for i, c := range cuts {
-		if err := ctx.Err(); err != nil {
-			return cuts[:i], err
-		}
+		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
 		if c.InFastpath {
 			e.cuts[c.Original.String()] = &record{Cut: c, keys: []string{c.Original.String(), c.Reply.String()}}
 		} else if e.inFast {
 			e.cuts[c.Original.String()] = &record{Cut: c}
 		}
-		err := e.ct.Delete(status.Flow{Original: c.Original, Reply: c.Reply})
+		e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
+	}
+	var errs []error
+	for i, err := range e.ct.DeleteMany(del) {
+		c := cuts[i]
 		switch {
 		case err == nil, errors.Is(err, os.ErrNotExist):
 		case errors.Is(err, conntrack.ErrOffloadedBusy):
@@ -108,62 +122,96 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 		default:
 			errs = append(errs, err)
 		}
-		e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "reason": reason, "trigger": trigger, "in_fastpath": c.InFastpath}).Info("cut")
 	}
+	e.log.WithFields(map[string]any{"connections": len(cuts), "reason": reason, "trigger": trigger}).Info("cut")
 	if len(errs) > 0 {
 		return cuts, fmt.Errorf("cut: %d of %d conntrack deletes failed, first: %w", len(errs), len(cuts), errs[0])
 	}
 	return cuts, nil
 }
 
-// insert adds both tuples of every cut to the sets, in one batch. When the
-// batch fails because a set is full, it adds them cut by cut so that what
-// fits is dropped in the fast path and the rest falls back to conntrack
-// deletion alone.
+// insertChunk bounds how many cuts go in one netlink batch: one message
+// must stay below the socket's size limit.
+const insertChunk = 128
+
+// insert adds both tuples of every cut to the sets, in batches. When a
+// batch fails because a set is full, it adds that batch cut by cut, so
+// what fits is dropped in the fast path and the rest falls back to
+// conntrack deletion alone.
 func (e *Engine) insert(cuts []cut.Cut) {
-	add := func(c *cut.Cut) error {
-		for _, t := range []cut.Tuple{c.Original, c.Reply} {
-			key, v6, err := cut.Key(t)
-			if err != nil {
-				return err
-			}
-			set := e.set4
-			if v6 {
-				set = e.set6
-			}
-			if err := e.nft.SetAddElements(set, []nftables.SetElement{{Key: key, Timeout: e.cfg.Expiry}}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for i := range cuts {
-		if err := add(&cuts[i]); err != nil {
-			e.note(fmt.Sprintf("cut %s: %v", cuts[i].Original, err))
-		}
-	}
-	err := e.nft.Flush()
-	if err == nil {
-		for i := range cuts {
-			cuts[i].InFastpath = true
-		}
-		return
-	}
-	if !isSetFull(err) {
-		e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; falling back to conntrack deletion", len(cuts), err))
-		return
-	}
 	full := 0
+	for lo := 0; lo < len(cuts); lo += insertChunk {
+		hi := min(lo+insertChunk, len(cuts))
+		chunk := cuts[lo:hi]
+		if full > 0 {
+			full += e.insertOneByOne(chunk)
+			continue
+		}
+		err := e.queue(chunk)
+		if err == nil {
+			err = e.nft.Flush()
+		}
+		switch {
+		case err == nil:
+			for i := range chunk {
+				chunk[i].InFastpath = true
+			}
+		case isSetFull(err):
+			full += e.insertOneByOne(chunk)
+		default:
+			e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; they fall back to conntrack deletion", len(chunk), err))
+		}
+	}
+	if full > 0 {
+		e.note(fmt.Sprintf("cut: the cut sets are full (cut_set_size %d): %d cut(s) fell back to conntrack deletion only; raise fastpath.main.cut_set_size", e.cfg.SetSize, full))
+	}
+}
+
+// insertOneByOne adds cuts one batch each and returns how many did not fit.
+func (e *Engine) insertOneByOne(cuts []cut.Cut) (full int) {
 	for i := range cuts {
-		if add(&cuts[i]) == nil && e.nft.Flush() == nil {
+		err := e.queue(cuts[i : i+1])
+		if err == nil {
+			err = e.nft.Flush()
+		}
+		if err == nil {
 			cuts[i].InFastpath = true
 			continue
 		}
 		full++
 	}
-	if full > 0 {
-		e.note(fmt.Sprintf("cut: the cut sets are full (cut_set_size %d): %d cut(s) fell back to conntrack deletion only; raise fastpath.main.cut_set_size", e.cfg.SetSize, full))
+	return full
+}
+
+// queue puts the original and reply tuples of cuts in the pending batch,
+// one message per set.
+func (e *Engine) queue(cuts []cut.Cut) error {
+	var els4, els6 []nftables.SetElement
+	for _, c := range cuts {
+		for _, t := range []cut.Tuple{c.Original, c.Reply} {
+			key, v6, err := cut.Key(t)
+			if err != nil {
+				return fmt.Errorf("cut %s: %w", c.Original, err)
+			}
+			el := nftables.SetElement{Key: key, Timeout: e.cfg.Expiry}
+			if v6 {
+				els6 = append(els6, el)
+			} else {
+				els4 = append(els4, el)
+			}
+		}
 	}
+	if len(els4) > 0 {
+		if err := e.nft.SetAddElements(e.set4, els4); err != nil {
+			return err
+		}
+	}
+	if len(els6) > 0 {
+		if err := e.nft.SetAddElements(e.set6, els6); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Release clears the cuts match selects (verdict forward): their elements

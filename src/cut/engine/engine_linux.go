@@ -39,6 +39,8 @@ type Engine struct {
 	lists map[string]*listState
 	index *prefixIndex // of lists; nil when it must be rebuilt
 	nowFn func() time.Time
+
+	afterInsert func(cuts int) // tests: called once a batch of cuts is in the sets
 }
 
 // record is what the kernel's elements do not say about a cut.

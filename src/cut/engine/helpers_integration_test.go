@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"sync/atomic"
@@ -39,6 +40,9 @@ func newRig(t *testing.T, prefix string, cfg cut.Config) *rig {
 	r := &rig{lab: lab}
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
+	if os.Getenv("FASTPATH_TEST_DEBUG") != "" {
+		log.SetLevel(logrus.DebugLevel)
+	}
 	err = labnet.In(lab.Router, func() (err error) {
 		if r.ct, err = conntrack.Open(); err != nil {
 			return fmt.Errorf("conntrack (nf_conntrack_netlink): %w", err)

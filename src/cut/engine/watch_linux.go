@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -298,10 +299,12 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	if only != nil {
 		want = buildIndex(map[string]*listState{"": {prefixes: setOf(only)}})
 	}
+	t0 := time.Now()
 	flows, err := e.ct.Flows(conntrack.Filter{})
 	if err != nil {
 		return err
 	}
+	e.log.Debugf("cut: conntrack dump of %d entries took %v", len(flows), time.Since(t0))
 	byTrigger := map[string][]status.Flow{}
 	reasons := map[string]string{}
 	for _, f := range flows {
