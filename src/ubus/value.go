@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -33,11 +34,11 @@ func FromGo(v any) (any, error) {
 	case json.RawMessage:
 		return ParseJSON(v)
 	}
-	b, err := json.Marshal(v)
+	c, err := fromReflect(reflect.ValueOf(v), 0)
 	if err != nil {
 		return nil, fmt.Errorf("converting %T to blobmsg: %w", v, err)
 	}
-	return ParseJSON(b)
+	return c, nil
 }
 
 func fromInt64(i int64) any {

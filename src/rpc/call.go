@@ -1,0 +1,44 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/fastpath-wrt/fastpath/src/ubus"
+)
+
+// ErrDaemonNotRunning is returned by CallFastpath when ubus has no
+// fastpath object (or ubusd itself is not there).
+var ErrDaemonNotRunning = errors.New("the fastpath daemon is not running (no 'fastpath' object on ubus): start it with /etc/init.d/fastpath start")
+
+// CallFastpath calls a method of the running daemon's object, as
+// `ubus call fastpath <method> <args>` does, and returns the answer as JSON
+// with its keys in the order the daemon sent them. On a ubus error status
+// the error is a *ubus.StatusError whose Message is the daemon's "error"
+// text, and the JSON holds the whole answer (e.g. {"error": "..."}).
+func CallFastpath(ctx context.Context, socketPath, method string, args any) (json.RawMessage, error) {
+	log := logrus.New()
+	log.SetLevel(logrus.ErrorLevel)
+	c, err := ubus.DialLog(socketPath, log)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrDaemonNotRunning, err)
+	}
+	defer c.Close()
+	data, err := c.Call(ctx, ObjectName, method, args)
+	var se *ubus.StatusError
+	if errors.As(err, &se) && se.Code == ubus.StatusNotFound && data == nil {
+		return nil, ErrDaemonNotRunning
+	}
+	if data == nil {
+		return nil, err
+	}
+	j, jerr := json.Marshal(data)
+	if jerr != nil {
+		return nil, jerr
+	}
+	return j, err
+}

@@ -1,0 +1,79 @@
+// Package rpc is the fastpath ubus object: its methods with typed
+// arguments, the validation of those arguments, and the events it sends.
+package rpc
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// Controller is what the object asks; the daemon implements it.
+type Controller interface {
+	Status(ctx context.Context) (status.Status, error)
+	Capabilities(ctx context.Context) (Capabilities, error)
+	Flows(ctx context.Context, q FlowQuery) ([]status.Flow, error)
+	SetMode(ctx context.Context, mode string) (status.Status, error) // off|software|hardware|auto
+	Reload(ctx context.Context) (status.Status, error)
+	Cut(ctx context.Context, r CutRequest) ([]cut.Cut, error)
+	Uncut(ctx context.Context, r CutRequest) (int, error) // released count
+	Verdict(ctx context.Context, r VerdictRequest) ([]cut.Cut, error)
+	Cuts(ctx context.Context) (cut.Summary, error)
+}
+
+// Capabilities is what the router can offload: the platform, the kernel's
+// features and the modes that follow from both.
+type Capabilities struct {
+	Platform platform.Info `json:"platform"`
+	Kernel   status.Kernel `json:"kernel"`
+	Modes    []string      `json:"modes"` // e.g. ["off", "software"]; "hardware" only where the chipset and kernel can
+}
+
+// FlowQuery filters `flows`. Empty fields match everything.
+type FlowQuery struct {
+	Offload string // "", "any" (offloaded either way), "software", "hardware", "none"
+	Proto   string // "", "tcp", "udp", "icmp", "icmpv6"
+	Address string // IP or CIDR matching either end of either direction
+	Limit   int    // 1..MaxFlowLimit; DefaultFlowLimit when not given
+}
+
+// Flow limits of the `flows` method.
+const (
+	DefaultFlowLimit = 100
+	MaxFlowLimit     = 10000
+)
+
+// CutRequest names connections to cut or release: an address (IP or CIDR,
+// every connection with that end) or one 5-tuple.
+type CutRequest struct {
+	Address string
+	Tuple   cut.Tuple // when Address is empty
+	Reason  string
+	Trigger string // set by the object: "ubus"
+}
+
+// VerdictRequest is an inspector's decision about one connection.
+type VerdictRequest struct {
+	Tuple   cut.Tuple
+	Verdict cut.Verdict
+	Reason  string
+	Trigger string // set by the object: "ubus"
+}
+
+// ErrNotSupported marks a controller error caused by a missing kernel
+// feature; wrap it (fmt.Errorf("...: %w", rpc.ErrNotSupported)) and the
+// caller gets ubus status NOT_SUPPORTED with the text.
+var ErrNotSupported = errors.New("not supported by this kernel")
+
+// ArgumentError is a bad argument: the answer is INVALID_ARGUMENT with
+// {"error": "<field>: <problem> — <fix>"}. Controllers may return it too.
+type ArgumentError struct {
+	Field, Problem, Fix string
+}
+
+func (e *ArgumentError) Error() string {
+	return e.Field + ": " + e.Problem + " — " + e.Fix
+}
