@@ -51,6 +51,8 @@ test('flowtable state: in sync, differing, missing', () => {
 	drift.kernel.forward_rule = false;
 	const d = fmt.flowtableState(drift);
 	assert.equal(d.sentence, 'The kernel\'s flowtable differs from the plan. The forward rule that adds flows to it is missing.');
+	drift.kernel.chain_present = false;
+	assert.equal(fmt.flowtableState(drift).sentence, 'The kernel\'s flowtable differs from the plan. The forward chain that adds flows to it is missing.');
 	assert.equal(d.kernel_devices, 'eth0');
 
 	const none = fmt.flowtableState(fixture('status-no-flowtable.json').flowtable);
@@ -180,6 +182,13 @@ test('call errors: the daemon\'s error body, a bare ubus status, or none', () =>
 	assert.equal(fmt.callError({ released: 1 }), null);
 });
 
+test('mode choices: what the router can run, automatic, and the current one', () => {
+	assert.deepEqual(fmt.modeChoices('hardware', fixture('capabilities.json').modes), ['off', 'software', 'hardware', 'auto']);
+	assert.deepEqual(fmt.modeChoices('software', ['off', 'software']), ['off', 'software', 'auto']);
+	assert.deepEqual(fmt.modeChoices('off', []), ['off', 'software', 'hardware', 'auto'], 'unknown capabilities offer everything');
+	assert.deepEqual(fmt.shapeCapabilities(fixture('capabilities.json')).modes, ['off', 'software']);
+});
+
 test('overview line and settings helpers', () => {
 	assert.equal(fmt.overviewLine(fixture('status.json')), 'Software offload (hardware offload requested) \u2014 12 of 40 flows offloaded, 0 in hardware');
 	assert.equal(fmt.overviewLine(fixture('status-no-flowtable.json')), 'Off (software offload requested) \u2014 0 of 3 flows offloaded, 0 in hardware');
@@ -214,8 +223,8 @@ test('shaping keeps every field of answers made by the Go types', () => {
 	const cu = fixture('cuts.json');
 	assert.deepEqual(pick(fmt.shapeCuts(cu), cu), cu);
 	const caps = fixture('capabilities.json');
-	assert.deepEqual(pick(fmt.shapePlatform(caps), caps), caps);
-	assert.deepEqual(fmt.shapePlatform({ platform: caps }), fmt.shapePlatform(caps), 'a nested platform is found');
+	assert.deepEqual(pick(fmt.shapeCapabilities(caps), caps), caps);
+	assert.deepEqual(fmt.shapePlatform(caps.platform), fmt.shapePlatform(caps), 'a bare platform is taken too');
 });
 
 test('shaping turns nulls, missing fields and wrong types into Go zero values', () => {

@@ -65,7 +65,7 @@ test('recorded status: plain-word sentences match what the daemon says runs', ()
 
 test('recorded status: the status view renders it completely', async () => {
 	const st = recorded('status.json');
-	const rt = makeRuntime({ status: st });
+	const rt = makeRuntime({ status: st, capabilities: recorded('capabilities.json') });
 	const fmt = rt.load('fastpath.format');
 	const view = rt.load('view.fastpath.status');
 	const text = squash(view.render(await view.load()).textContent);
@@ -135,6 +135,12 @@ test('recorded capabilities: the chipset section renders and agrees with status'
 	const st = recorded('status.json');
 	const rt = makeRuntime({});
 	const fmt = rt.load('fastpath.format');
+	assert.equal(typeof caps.platform, 'object', 'capabilities nests the platform');
+	assert.ok(Array.isArray(caps.modes), 'capabilities lists the modes');
+	for (const m of caps.modes)
+		assert.ok(['off', 'software', 'hardware', 'auto'].includes(m), `capabilities offers unknown mode "${m}"`);
+	if (caps.modes.includes('hardware'))
+		assert.equal(caps.platform.hw_offload_capable, true, 'hardware is offered only where the chipset can');
 	const p = fmt.shapePlatform(caps);
 	assert.equal(typeof p.soc, 'string', 'capabilities carries the platform (soc)');
 	assert.equal(typeof p.hw_offload_reason, 'string');

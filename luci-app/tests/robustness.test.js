@@ -55,10 +55,12 @@ function clean(text, seed, where) {
 
 test('status view and overview survive malformed status answers', async () => {
 	const base = fixture('status.json');
+	const caps = fixture('capabilities.json');
 	for (let i = 0; i < RUNS; i++) {
 		const seed = SEED * 100000 + i;
-		const st = mutate(base, rng(seed));
-		const rt = makeRuntime({ status: st });
+		const r = rng(seed);
+		const st = mutate(base, r);
+		const rt = makeRuntime({ status: st, capabilities: mutate(caps, r) });
 		const view = rt.load('view.fastpath.status');
 		let text;
 		try {

@@ -31,7 +31,7 @@ async function renderStatus(answers) {
 }
 
 test('status view: the QCA9558 case in plain words', async () => {
-	const { rt, text } = await renderStatus({ status: fixture('status.json') });
+	const { rt, node, text } = await renderStatus({ status: fixture('status.json'), capabilities: fixture('capabilities.json') });
 	for (const want of [
 		'Flow Offload',
 		'Hardware offload is not possible on QCA9558; flows are offloaded in software.',
@@ -54,7 +54,9 @@ test('status view: the QCA9558 case in plain words', async () => {
 		assert.ok(text.includes(want), `status page lacks "${want}"`);
 	assertNoJunk(text, 'status page');
 	assert.ok(!text.includes('mode : hardware offload requested'), 'the mode decision repeats the "Why" line');
-	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status', 'capabilities']);
+	const choices = node.findAll((n) => n.attrs.id == 'fastpath-mode')[0].children.map((o) => o.attrs.value);
+	assert.deepEqual(choices, ['off', 'software', 'hardware', 'auto'], 'hardware is offered because it is requested now');
 	assert.equal(rt.polls.length, 1);
 	assert.equal(rt.polls[0].interval, 5);
 });
@@ -69,7 +71,7 @@ test('status view: polling swaps in the new answer', async () => {
 	const text = squash(node.textContent);
 	assert.ok(text.includes('20 of 41 tracked flows are offloaded'), text);
 	assert.ok(!text.includes('12 of 40'), 'old numbers still shown');
-	assert.equal(rt.calls.length, 2);
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status', 'capabilities', 'status'], 'capabilities are read once');
 });
 
 test('status view: a kernel without flowtable and a daemon error', async () => {
@@ -104,12 +106,21 @@ test('status view: changing the mode asks first, then calls set', async () => {
 	assert.equal(rt.modals.length, 1);
 	assert.equal(rt.modals[0].title, 'Change the offload mode?');
 	assert.ok(squash(rt.modals[0].node.textContent).includes('to "Automatic"'));
-	assert.deepEqual(rt.calls.map((c) => c.method), ['status'], 'nothing is called before confirming');
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status', 'capabilities'], 'nothing is called before confirming');
 	button(rt.modals[0].node, 'Change mode').fire('click');
 	await done;
-	assert.deepEqual(rt.calls[1], { object: 'fastpath', method: 'set', params: { mode: 'auto' } });
+	assert.deepEqual(rt.calls[2], { object: 'fastpath', method: 'set', params: { mode: 'auto' } });
 	assert.ok(squash(node.textContent).includes('Why: auto: QCA9558 cannot offload in hardware'), 'the answer of set is shown');
 	assert.equal(rt.modals[0].open, false);
+});
+
+test('status view: the selector offers only what the router can run, and automatic', async () => {
+	const st = clone(fixture('status.json'));
+	st.mode.requested = 'software';
+	const { node } = await renderStatus({ status: st, capabilities: fixture('capabilities.json') });
+	const select = node.findAll((n) => n.attrs.id == 'fastpath-mode')[0];
+	assert.deepEqual(select.children.map((o) => squash(o.textContent)), ['Off', 'Software offload', 'Automatic']);
+	assert.equal(select.value, 'software');
 });
 
 test('status view: a refused mode change is reported, cancel calls nothing', async () => {
@@ -117,7 +128,7 @@ test('status view: a refused mode change is reported, cancel calls nothing', asy
 	let done = button(node, 'Change mode…').fire('click');
 	button(rt.modals[0].node, 'Cancel').fire('click');
 	await done;
-	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
+	assert.deepEqual(rt.calls.map((c) => c.method), ['status', 'capabilities']);
 	done = button(node, 'Change mode…').fire('click');
 	button(rt.modals[1].node, 'Change mode').fire('click');
 	await done;

@@ -46,7 +46,7 @@ function sources() {
 }
 
 const shots = [
-	{ png: 'status.png', view: 'view.fastpath.status', tab: 'Status', height: 2150, answers: { status: answer('status.json') } },
+	{ png: 'status.png', view: 'view.fastpath.status', tab: 'Status', height: 2150, answers: { status: answer('status.json'), capabilities: answer('capabilities.json') } },
 	{ png: 'flows.png', view: 'view.fastpath.flows', tab: 'Flows', height: 900, answers: { flows: answer('flows.json'), cuts: answer('cuts.json') } },
 	{
 		png: 'flows-cut.png', view: 'view.fastpath.flows', tab: 'Flows', height: 900, answers: { flows: answer('flows.json'), cuts: answer('cuts.json') },

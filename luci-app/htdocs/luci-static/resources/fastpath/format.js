@@ -47,6 +47,8 @@ var PLATFORM = {
 	} ]
 };
 
+var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ct_delete_offloaded: B, missing: [ S ] };
+
 var STATUS = {
 	version: S,
 	mode: { requested: S, effective: S, reason: S },
@@ -56,11 +58,11 @@ var STATUS = {
 		table: S, name: S, devices: [ S ], flags: [ S ], in_sync: B,
 		kernel: {
 			table_present: B, flowtable_present: B, devices: [ S ], hardware: B,
-			counter: B, hook: S, priority: N, forward_rule: B
+			counter: B, hook: S, priority: N, forward_rule: B, handle: N, chain_present: B
 		}
 	},
 	flows: { total: N, offloaded: N, hw_offloaded: N },
-	kernel: { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ct_delete_offloaded: B, missing: [ S ] },
+	kernel: KERNEL,
 	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
 	errors: [ S ]
@@ -71,8 +73,12 @@ var FLOWS = {
 		id: N, family: S, proto: S, state: S, original: TUPLE, reply: TUPLE, offload: S,
 		assured: B, packets: N, bytes: N, timeout_s: N, mark: N
 	} ],
-	total: N
+	total: N,
+	limit: N,
+	truncated: B
 };
+
+var CAPABILITIES = { platform: PLATFORM, kernel: KERNEL, modes: [ S ] };
 
 function isObject(v) {
 	return v != null && typeof(v) == 'object' && !Array.isArray(v);
@@ -112,9 +118,31 @@ function shapeCuts(v) {
 	return shape(v, SUMMARY);
 }
 
-/* `capabilities` may answer the platform itself or nest it. */
+/* `capabilities` nests the platform beside the kernel and the modes; a bare platform is taken too. */
+function shapeCapabilities(v) {
+	if (isObject(v) && isObject(v.platform))
+		return shape(v, CAPABILITIES);
+
+	return { platform: shape(v, PLATFORM), kernel: shape(null, KERNEL), modes: [] };
+}
+
 function shapePlatform(v) {
-	return shape((isObject(v) && isObject(v.platform)) ? v.platform : v, PLATFORM);
+	return shapeCapabilities(v).platform;
+}
+
+var MODES = [ 'off', 'software', 'hardware', 'auto' ];
+
+/*
+ * The modes to offer: those the daemon says this router can run (all when
+ * it did not say), automatic always (it never asks for more than the
+ * chipset can), and the one requested now, so the selector shows it.
+ */
+function modeChoices(requested, modes) {
+	var can = list(modes);
+
+	return MODES.filter(function(m) {
+		return !can.length || can.indexOf(m) >= 0 || m == 'auto' || m == requested;
+	});
 }
 
 /* Counters are 64 bit: print them whole, never through a 32-bit %d. */
@@ -244,7 +272,9 @@ function flowtableState(ft) {
 	else
 		res.sentence = _('The kernel\'s flowtable differs from the plan.');
 
-	if (k.table_present && !k.forward_rule)
+	if (k.table_present && !k.chain_present)
+		res.sentence += ' ' + _('The forward chain that adds flows to it is missing.');
+	else if (k.table_present && !k.forward_rule)
 		res.sentence += ' ' + _('The forward rule that adds flows to it is missing.');
 
 	return res;
@@ -610,6 +640,8 @@ return baseclass.extend({
 	shapeFlows: shapeFlows,
 	shapeCuts: shapeCuts,
 	shapePlatform: shapePlatform,
+	shapeCapabilities: shapeCapabilities,
+	modeChoices: modeChoices,
 	chip: chip,
 	platformOf: platformOf,
 	modeLabel: modeLabel,

@@ -86,6 +86,7 @@ return view.extend({
 
 		this.flows = flows;
 		this.total = Math.max(answer.total, flows.length);
+		this.truncated = answer.truncated;
 		this.cuts = fmt.shapeCuts(data[1]);
 		this.fetchedAt = nowMs;
 	},
@@ -151,6 +152,8 @@ return view.extend({
 
 		return E('div', { 'id': 'fastpath-flows' }, [
 			E('p', {}, _('Showing %d of %d flows.').format(shown.length, this.total || 0)),
+			this.truncated ? E('div', { 'class': 'alert-message notice' },
+				_('The daemon sent only the flows that fit in one ubus message; narrow the list with the filters above.')) : '',
 			E('table', { 'class': 'table cbi-section-table' }, [
 				E('tr', { 'class': 'tr table-titles' }, titles)
 			].concat(rows.length ? rows : [

@@ -17,6 +17,12 @@ var callStatus = rpc.declare({
 	expect: { '': {} }
 });
 
+var callCapabilities = rpc.declare({
+	object: 'fastpath',
+	method: 'capabilities',
+	expect: { '': {} }
+});
+
 /* Write calls keep the raw answer: {"error": ...} or a ubus status code. */
 var callSet = rpc.declare({
 	object: 'fastpath',
@@ -65,7 +71,10 @@ function note(cls, text) {
 
 return view.extend({
 	load: function() {
-		return callStatus();
+		return Promise.all([
+			callStatus(),
+			L.resolveDefault(callCapabilities(), {})
+		]);
 	},
 
 	renderMode: function(st) {
@@ -90,13 +99,9 @@ return view.extend({
 
 	renderModeControl: function(st) {
 		var m = st.mode || {},
-		    select = E('select', { 'class': 'cbi-input-select', 'id': 'fastpath-mode' }, [
-			[ 'off', fmt.modeLabel('off') ],
-			[ 'software', fmt.modeLabel('software') ],
-			[ 'hardware', fmt.modeLabel('hardware') ],
-			[ 'auto', fmt.modeLabel('auto') ]
-		].map(function(o) {
-			return E('option', { 'value': o[0], 'selected': (o[0] == m.requested) ? '' : null }, o[1]);
+		    choices = fmt.modeChoices(m.requested, this.capabilities && this.capabilities.modes),
+		    select = E('select', { 'class': 'cbi-input-select', 'id': 'fastpath-mode' }, choices.map(function(mode) {
+			return E('option', { 'value': mode, 'selected': (mode == m.requested) ? '' : null }, fmt.modeLabel(mode));
 		}));
 
 		select.value = m.requested || 'off';
@@ -249,8 +254,10 @@ return view.extend({
 		}, this));
 	},
 
-	render: function(st) {
-		var body = E('div', { 'id': 'fastpath-status' }, this.renderStatus(st));
+	render: function(data) {
+		this.capabilities = fmt.shapeCapabilities(data[1]);
+
+		var body = E('div', { 'id': 'fastpath-status' }, this.renderStatus(data[0]));
 
 		this.body = body;
 		poll.add(L.bind(this.refresh, this, body), 5);
