@@ -99,3 +99,27 @@ test('uci-defaults script drops LuCI caches and exits 0', () => {
 	assert.match(src, /\nexit 0\n$/);
 	assert.ok(fs.statSync(f).mode & 0o111, `${f} must be executable`);
 });
+
+// The daemon's own lists (src/rpc/methods.go) are the source of truth for
+// which methods only read; the ACL must split them the same way, and every
+// argument the views send must be one the object declares.
+test('acl.d and the views agree with the ubus object in src/rpc/methods.go', () => {
+	const f = path.resolve(__dirname, '..', '..', 'src', 'rpc', 'methods.go');
+	assert.ok(fs.existsSync(f), `${f} is missing: the fastpath ubus object defines ReadMethods and WriteMethods there`);
+	const go = fs.readFileSync(f, 'utf8');
+	const goList = (name) => {
+		const m = new RegExp(`var ${name} = \\[\\]string\\{([^}]*)\\}`).exec(go);
+		assert.ok(m, `${f}: no ${name}`);
+		return m[1].split(',').map((s) => s.trim().replace(/^"|"$/g, '')).filter(Boolean);
+	};
+	const g = acl()['luci-app-fastpath'];
+	assert.deepEqual(g.read.ubus.fastpath, goList('ReadMethods'));
+	assert.deepEqual(g.write.ubus.fastpath, goList('WriteMethods'));
+	const argNames = new Set(Array.from(go.matchAll(/Name: "([a-z_]+)"/g), (m) => m[1]));
+	for (const file of ['view/fastpath/status.js', 'view/fastpath/flows.js']) {
+		const src = fs.readFileSync(path.join(RESOURCES, file), 'utf8');
+		for (const m of src.matchAll(/params: \[([^\]]*)\]/g))
+			for (const p of m[1].split(',').map((s) => s.trim().replace(/^'|'$/g, '')))
+				assert.ok(argNames.has(p), `${file} sends argument "${p}", which ${f} does not declare`);
+	}
+});
