@@ -102,8 +102,8 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
 		if c.InFastpath {
 			e.cuts[c.Original.String()] = &record{Cut: c, keys: []string{c.Original.String(), c.Reply.String()}}
-		} else if e.inFast {
-			e.cuts[c.Original.String()] = &record{Cut: c}
+		} else {
+			e.cuts[c.Original.String()] = &record{Cut: c} // reported for one expiry
 		}
 		e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
 	}
