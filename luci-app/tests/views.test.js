@@ -202,6 +202,20 @@ test('flows view: the search box filters on the client, the selects ask the daem
 	assert.deepEqual(rt.calls.slice(-2)[0].params, { offload: 'hardware', address: '192.168.1.40', limit: 500 });
 });
 
+test('flows view: a filter the daemon refuses is shown, not an empty list', async () => {
+	const { node } = await renderFlows({
+		flows: (p) => (p.address == 'nonsense' ? { error: 'address: "nonsense" is not an IP address or prefix' } : fixture('flows.json')),
+		cuts: fixture('cuts.json')
+	});
+	const address = node.findAll((n) => n.tag == 'input' && n.attrs.placeholder == '192.168.1.23')[0];
+	await address.fire('change', { target: { value: 'nonsense' } });
+	const text = squash(node.textContent);
+	assert.ok(text.includes('The daemon refused the filter: address: "nonsense" is not an IP address or prefix'), text);
+	await address.fire('change', { target: { value: '' } });
+	assert.ok(!squash(node.textContent).includes('refused'), 'the warning goes once the filter is accepted');
+	assert.equal(rowIds(node).length, 3);
+});
+
 test('flows view: rates come from two polls', async () => {
 	const { view } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json') });
 	const a = fixture('flows.json');
@@ -234,6 +248,19 @@ test('flows view: Cut asks for a reason, then cuts the original tuple', async ()
 	assert.deepEqual(cutArgs, { proto: 'udp', src: '2001:db8:1::23', dst: '2001:db8:2::53', sport: 53000, dport: 53, reason: 'DNS to an unknown resolver' });
 	assert.equal(rt.notifications[0].cls, 'info');
 	assert.deepEqual(rt.calls.slice(-2).map((c) => c.method), ['flows', 'cuts'], 'the page refreshes after a cut');
+});
+
+test('flows view: only TCP and UDP flows have a Cut button', async () => {
+	const answer = fixture('flows.json');
+	const ping = clone(answer.flows[0]);
+	ping.id = 5;
+	ping.proto = ping.original.proto = ping.reply.proto = 'icmp';
+	ping.original.sport = ping.original.dport = 0;
+	answer.flows.push(ping);
+	const { node } = await renderFlows({ flows: answer, cuts: fixture('cuts.json') });
+	const buttons = (id) => node.findAll((n) => n.attrs['data-flow'] == String(id))[0].findAll((n) => n.tag == 'button').length;
+	assert.equal(buttons(5), 0);
+	assert.equal(buttons(17), 1);
 });
 
 test('flows view: a refused cut shows the daemon\'s words', async () => {

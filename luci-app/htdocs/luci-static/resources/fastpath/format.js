@@ -534,6 +534,13 @@ function flowRates(previous, current, seconds) {
 	return rates;
 }
 
+/* The cut sets key on ports: only TCP and UDP connections can be cut. */
+function cuttable(flow) {
+	var p = (flow && flow.original && flow.original.proto) || (flow && flow.proto);
+
+	return p == 'tcp' || p == 'udp';
+}
+
 /* Arguments of ubus `fastpath cut` for a flow, from its original direction. */
 function cutArgs(flow, reason) {
 	var o = (flow && flow.original) || {};
@@ -667,6 +674,7 @@ return baseclass.extend({
 	sortFlows: sortFlows,
 	filterFlows: filterFlows,
 	flowRates: flowRates,
+	cuttable: cuttable,
 	cutArgs: cutArgs,
 	uncutArgs: uncutArgs,
 	cutRow: cutRow,

@@ -87,6 +87,7 @@ return view.extend({
 		this.flows = flows;
 		this.total = Math.max(answer.total, flows.length);
 		this.truncated = answer.truncated;
+		this.queryError = fmt.callError(data[0]);
 		this.cuts = fmt.shapeCuts(data[1]);
 		this.fetchedAt = nowMs;
 	},
@@ -142,15 +143,17 @@ return view.extend({
 				E('td', { 'class': 'td', 'data-title': _('Counters') }, r.counters),
 				E('td', { 'class': 'td', 'data-title': _('Rate') }, (rate != null) ? fmt.bitrate(rate) : '\u2013'),
 				E('td', { 'class': 'td', 'data-title': _('Timeout') }, r.timeout),
-				E('td', { 'class': 'td cbi-section-actions' }, E('button', {
+				E('td', { 'class': 'td cbi-section-actions' }, fmt.cuttable(f) ? E('button', {
 					'class': 'cbi-button cbi-button-negative',
 					'title': _('Drop this connection in the fast path'),
 					'click': ui.createHandlerFn(self, 'handleCut', f)
-				}, _('Cut…')))
+				}, _('Cut…')) : '')
 			]);
 		});
 
 		return E('div', { 'id': 'fastpath-flows' }, [
+			this.queryError ? E('div', { 'class': 'alert-message warning' },
+				_('The daemon refused the filter: %s').format(this.queryError)) : '',
 			E('p', {}, _('Showing %d of %d flows.').format(shown.length, this.total || 0)),
 			this.truncated ? E('div', { 'class': 'alert-message notice' },
 				_('The daemon sent only the flows that fit in one ubus message; narrow the list with the filters above.')) : '',
@@ -295,7 +298,7 @@ return view.extend({
 				[ 'none', _('not offloaded') ]
 			]) ]), ' ',
 			E('label', {}, [ _('Protocol'), ' ', select('proto', [
-				[ '', _('any') ], [ 'tcp', 'TCP' ], [ 'udp', 'UDP' ]
+				[ '', _('any') ], [ 'tcp', 'TCP' ], [ 'udp', 'UDP' ], [ 'icmp', 'ICMP' ], [ 'icmpv6', 'ICMPv6' ]
 			]) ]), ' ',
 			E('label', {}, [ _('Address'), ' ', E('input', {
 				'class': 'cbi-input-text',
