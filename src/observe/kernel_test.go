@@ -37,7 +37,7 @@ func writeConfigGz(t *testing.T, root, text string) {
 func TestKernelFeaturesFromConfig(t *testing.T) {
 	root := t.TempDir()
 	writeConfigGz(t, root, "CONFIG_NF_TABLES_NETDEV=y\n# CONFIG_NF_FLOW_TABLE is not set\n")
-	k := KernelFeatures(root, "6.18.4")
+	k := KernelFeatures(root, "6.19.4")
 	if k.Flowtable || !k.NetdevTable || !k.IPIPRxAccel || !k.CTDeleteOffloaded {
 		t.Fatalf("features = %+v", k)
 	}
