@@ -1,0 +1,48 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+func TestEffectiveIsTheKernels(t *testing.T) {
+	sw := status.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"}
+	spec := nft.Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true}
+	have := nft.Kernel{TablePresent: true, FlowtablePresent: true, ForwardRule: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+
+	if got, why := effective(sw, spec, have, nil); got != "software" || why != sw.Reason {
+		t.Errorf("agreeing kernel: %s, %q", got, why)
+	}
+	hw := have
+	hw.Hardware = true
+	if got, _ := effective(sw, spec, hw, nil); got != "hardware" {
+		t.Errorf("flags offload in the kernel: %s, want hardware", got)
+	}
+	if got, why := effective(sw, spec, nft.Kernel{}, []string{"this kernel has no flowtable support"}); got != "off" ||
+		!strings.Contains(why, "no flowtable support") {
+		t.Errorf("no flowtable: %s, %q", got, why)
+	}
+	noRule := have
+	noRule.ForwardRule = false
+	if got, _ := effective(sw, spec, noRule, nil); got != "off" {
+		t.Errorf("a flowtable nothing adds flows to offloads nothing: %s", got)
+	}
+}
+
+func TestInSync(t *testing.T) {
+	spec := nft.Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true}
+	k := nft.Kernel{TablePresent: true, FlowtablePresent: true, ForwardRule: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	if !inSync(spec, k) {
+		t.Error("same devices in another order are in sync")
+	}
+	k.Devices = []string{"lan0"}
+	if inSync(spec, k) {
+		t.Error("a missing device is not in sync")
+	}
+	if !inSync(nft.Spec{}, nft.Kernel{}) || inSync(nft.Spec{}, nft.Kernel{TablePresent: true}) {
+		t.Error("disabled: in sync exactly when the table is gone")
+	}
+}
