@@ -104,3 +104,49 @@ func TestVectorsDataMatchesCLIOutput(t *testing.T) {
 		t.Fatal("no caller DATA checked against CLI output")
 	}
 }
+
+// FormatJSON prints what the ubus CLI printed: `ubus call` indented,
+// `ubus listen` and `ubus subscribe` on one line.
+func TestFormatJSONMatchesCLI(t *testing.T) {
+	checked := 0
+	for _, s := range loadVectors(t) {
+		for label, cli := range s.CLI {
+			if cli.Stdout == "" {
+				continue
+			}
+			for _, vm := range s.Messages {
+				if vm.Client != label || !vm.FromBroker() || (vm.Type != "DATA" && vm.Type != "INVOKE") {
+					continue
+				}
+				m, _ := DecodeMessage(vm.Bytes)
+				if _, lookup := m.U32(AttrObjType); lookup {
+					continue
+				}
+				if _, hasData := m.Get(AttrData); !hasData {
+					continue // an ADD_OBJECT answer
+				}
+				tab, err := m.Table(AttrData)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got string
+				if vm.Type == "DATA" { // ubus call
+					got = FormatJSON(tab, true) + "\n"
+				} else { // ubus listen / subscribe: { "<type>": <data> }
+					method, _ := m.String(AttrMethod)
+					got = `{ "` + method + `": ` + FormatJSON(tab, false) + " }\n"
+				}
+				if got != cli.Stdout {
+					t.Errorf("%s %s:\nformatted %q\nubus printed %q", s.Name, label, got, cli.Stdout)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("only %d CLI outputs compared", checked)
+	}
+	if got := FormatJSON(Table{{"t", Table{}}}, true); got != "{\n\t\"t\": {\n\t\t\n\t}\n}" {
+		t.Errorf("empty nested table: %q", got)
+	}
+}
