@@ -54,7 +54,7 @@ func TestIntegrationCutOnOff(t *testing.T) {
 // TestIntegrationCutTCP cuts an established TCP connection: the stream
 // stops in both directions.
 func TestIntegrationCutTCP(t *testing.T) {
-	r := newRig(t, "fpct", testConfig())
+	r := newRig(t, "fptc", testConfig())
 	l, err := labnet.ListenTCP(r.lab.Server, labnet.ServerV4+":9060")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -50,8 +51,11 @@ func Missing() string {
 }
 
 // New builds the namespaces, veths, addresses and routes. With nat the
-// router masquerades what leaves by wan0. Close removes everything.
+// router masquerades what leaves by wan0. Close removes everything. The
+// namespace names carry the process id, so test binaries of several
+// packages running at once never share one.
 func New(prefix string, nat bool) (*Lab, error) {
+	prefix += strconv.Itoa(os.Getpid()%100000) + "-"
 	l := &Lab{Client: prefix + "c", Router: prefix + "r", Server: prefix + "s", NAT: nat}
 	l.Close() // leftovers of an interrupted run
 	steps := [][]string{
