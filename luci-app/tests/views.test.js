@@ -90,6 +90,21 @@ test('status view: a kernel without flowtable and a daemon error', async () => {
 	assertNoJunk(text, 'status page without flowtable');
 });
 
+test('status view: the real CLI answer of a development machine', async () => {
+	const { text } = await renderStatus({ status: fixture('status-cli-devmachine.json') });
+	for (const want of [
+		'Flow offloading is off: every packet takes the normal path through the firewall.',
+		'Why: flow offloading is off (firewall.@defaults[0].flow_offloading=0)',
+		'fastpath keeps no flowtable in the kernel now, as planned.',
+		'/sys/class/net/eth0/device/driver virtio_net',
+		'No flows are tracked right now.',
+		'A cut only deletes the connection\'s conntrack entry',
+		'0 active cuts, 0 frames dropped.'
+	])
+		assert.ok(text.includes(want), `status page lacks "${want}": ${text}`);
+	assertNoJunk(text, 'status page of the development machine');
+});
+
 test('status view: no daemon', async () => {
 	const { text } = await renderStatus({ status: 4 });
 	assert.equal(text, 'Flow Offload What the router really offloads, read back from the kernel, and why. The fastpath daemon does not answer. Start it with /etc/init.d/fastpath start.');

@@ -263,7 +263,9 @@ function flowtableState(ft) {
 		in_sync: !!(ft && ft.in_sync)
 	};
 
-	if (!k.table_present)
+	if (!k.table_present && res.in_sync)
+		res.sentence = _('fastpath keeps no flowtable in the kernel now, as planned.');
+	else if (!k.table_present)
 		res.sentence = _('The kernel has no fastpath table.');
 	else if (!k.flowtable_present)
 		res.sentence = _('The kernel has the fastpath table but no flowtable in it.');
