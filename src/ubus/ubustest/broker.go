@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
@@ -22,6 +23,9 @@ const (
 	systemObjectMax = 1024
 	eventObjectID   = 1
 )
+
+// sendTimeout bounds one write to a client.
+const sendTimeout = 5 * time.Second
 
 // Broker is a running stand-in for ubusd.
 type Broker struct {
@@ -200,8 +204,14 @@ func (b *Broker) send(c *client, m *ubus.Message) bool {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err = c.nc.Write(buf)
-	return err == nil
+	// A client that stops reading must not stall the whole broker (which
+	// writes with its lock held); ubusd would queue, here it is dropped.
+	c.nc.SetWriteDeadline(time.Now().Add(sendTimeout))
+	if _, err = c.nc.Write(buf); err != nil {
+		c.nc.Close()
+		return false
+	}
+	return true
 }
 
 func (b *Broker) dropClient(c *client) {
