@@ -289,6 +289,18 @@ measure() {
 	SLOW=$((s1 - s0)); SLOW_TUN=$((u1 - u0)); CPU=$(cpu_pct "$c0" "$c1")
 }
 
+# measure_volume MBYTES: like measure, for a stream of a fixed volume.
+measure_volume() {
+	local s0 s1 u0 u1 c0 c1
+	s0=$(slow_count); u0=$(slow_count slow_tun); c0=$(cpu_ticks)
+	iperf_start
+	timeout 300 ip netns exec server iperf3 -c 10.0.1.2 -n "${1}M" -f m > /tmp/iperf-last.txt 2>&1
+	MBPS=$(iperf_field Mbits/sec)
+	c1=$(cpu_ticks); s1=$(slow_count); u1=$(slow_count slow_tun)
+	SLOW=$((s1 - s0)); SLOW_TUN=$((u1 - u0)); CPU=$(cpu_pct "$c0" "$c1")
+	echo "$SLOW" > /tmp/measure-slow # for callers that run it in the background
+}
+
 # --- the product -----------------------------------------------------------
 
 fastpath_present() {
@@ -327,4 +339,4 @@ fastpath_status() {
 		echo "fastpath status --json failed: $(cat /tmp/fastpath-status.err)"; return 1; }
 	echo "$STATUS_JSON" | jq -e . >/dev/null || { echo "fastpath status --json is not JSON: $STATUS_JSON"; return 1; }
 }
-sj() { echo "$STATUS_JSON" | jq -r "$1"; }
+sj() { echo "$STATUS_JSON" | jq -r "$@"; }

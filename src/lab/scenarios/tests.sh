@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 SLOW_MAX=${LAB_SLOW_MAX:-20}
-OFFLOAD_SECONDS=${LAB_OFFLOAD_SECONDS:-8}
+OFFLOAD_MBYTES=${LAB_OFFLOAD_MBYTES:-2048}
 
 # started_or_fail NAME: start the daemon, or record NAME as failed with why.
 started_or_fail() {
@@ -37,14 +37,21 @@ t_lab_counts_the_slow_path() {
 
 t_software_offload() {
 	topo_forward; uci_firewall 1 0; slow_setup
-	started_or_fail fastpath/software-offload || { return; }
-	measure "$OFFLOAD_SECONDS"
+	started_or_fail fastpath/software-offload || return
+	# A fixed volume, not a fixed time: the emulated machine's speed varies
+	# with the host's load, the claim is about gigabytes.
+	measure_volume "$OFFLOAD_MBYTES" &
+	local mid=$!
+	sleep 4
+	local offl=-1
+	fastpath_status && offl=$(sj '.flows.offloaded // 0')
+	wait "$mid"
+	MBPS=$(iperf_field Mbits/sec); SLOW=$(cat /tmp/measure-slow)
 	local mb; mb=$(iperf_mbytes)
-	log "software offload: $MBPS Mbit/s, $mb MB, $SLOW slow-path packets, router CPU $CPU %"
-	check fastpath/software-offload "$SLOW slow-path packets for $mb MB (want < $SLOW_MAX while >= 1000 MB pass)" \
-		eval "lt $SLOW $SLOW_MAX && ge $mb 1000"
-	fastpath_status && check fastpath/status-counts-offloaded-flows "status .flows.offloaded = $(sj .flows.offloaded) after the stream (want >= 1: the iperf3 control flow stays)" \
-		ge "$(sj '.flows.offloaded // 0')" 1
+	log "software offload: $MBPS Mbit/s, $mb MB, $SLOW slow-path packets; status showed $offl offloaded flows mid-stream"
+	check fastpath/software-offload "$SLOW slow-path packets for $mb MB (want < $SLOW_MAX while >= $OFFLOAD_MBYTES MB pass)" \
+		eval "lt $SLOW $SLOW_MAX && ge $mb $OFFLOAD_MBYTES"
+	check fastpath/status-counts-offloaded-flows "status .flows.offloaded = $offl mid-stream (want >= 1)" ge "$offl" 1
 	fastpath_stop
 }
 
@@ -56,8 +63,8 @@ t_hw_fallback() {
 	log "mode: $(sj -c .mode)"
 	check fastpath/hw-fallback-software "mode.effective is '$(sj .mode.effective)' (want software on veth)" \
 		[ "$(sj .mode.effective)" = software ]
-	check fastpath/hw-fallback-reason "mode.reason is empty (want why hardware was refused)" \
-		[ -n "$(sj '.mode.reason // ""')" ]
+	check fastpath/hw-fallback-reason "mode.reason is '$(sj .mode.reason)' (want why hardware was refused)" \
+		eval "sj .mode.reason | grep -qiE 'hardware|hw'"
 	check fastpath/hw-fallback-uci "firewall flow_offloading_hw is '$(uci_option firewall flow_offloading_hw)' (want 0)" \
 		[ "$(uci_option firewall flow_offloading_hw)" = 0 ]
 	check fastpath/hw-fallback-no-offload-flag "fastpath's flowtable carries 'flags offload' on veth" \
