@@ -13,11 +13,11 @@ const (
 
 // Config is the cut part of /etc/config/fastpath.
 type Config struct {
-	Enabled    bool              // the cut feature at all (fastpath.main.enabled)
-	InFastpath bool              // cut_in_fastpath: drop in the netdev ingress path; off: only delete conntrack entries
-	Expiry     time.Duration     // cut_expiry: how long a cut stays after its last frame
-	SetSize    int               // cut_set_size: elements per set (IPv4, IPv6)
-	Blocklists []BlocklistConfig // config blocklist sections
+	Enabled    bool              `json:"enabled"`              // the cut feature at all (fastpath.main.enabled)
+	InFastpath bool              `json:"in_fastpath"`          // cut_in_fastpath: drop in the netdev ingress path; off: only delete conntrack entries
+	Expiry     time.Duration     `json:"expiry"`               // cut_expiry: how long a cut outlives its last frame
+	SetSize    int               `json:"set_size"`             // cut_set_size: elements per set (IPv4, IPv6)
+	Blocklists []BlocklistConfig `json:"blocklists,omitempty"` // config blocklist sections
 }
 
 // Blocklist kinds.
@@ -29,13 +29,13 @@ const (
 
 // BlocklistConfig is one `config blocklist` section.
 type BlocklistConfig struct {
-	Name      string
-	Kind      string // KindNftSet, KindFile or KindList
-	Family    string // nftset: table family (inet, ip, ip6, bridge, netdev, arp)
-	Table     string // nftset
-	Set       string // nftset
-	Path      string // file
-	Addresses []string
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`             // KindNftSet, KindFile or KindList
+	Family    string   `json:"family,omitempty"` // nftset: table family (inet, ip, ip6, bridge, netdev, arp)
+	Table     string   `json:"table,omitempty"`  // nftset
+	Set       string   `json:"set,omitempty"`    // nftset
+	Path      string   `json:"path,omitempty"`   // file
+	Addresses []string `json:"addresses,omitempty"`
 }
 
 // DefaultConfig is what a missing /etc/config/fastpath means.

@@ -39,7 +39,7 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 	}
 	var match []status.Flow
 	for _, f := range flows {
-		if sameTuple(f.Original, t) || sameTuple(f.Reply, t) {
+		if f.Original.Equal(t) || f.Reply.Equal(t) {
 			match = append(match, f)
 		}
 	}
@@ -47,18 +47,6 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 		match = []status.Flow{{Proto: t.Proto, Original: t, Reply: t.Reverse()}}
 	}
 	return e.cutFlows(ctx, match, reason, trigger)
-}
-
-// sameTuple compares tuples with addresses in canonical form.
-func sameTuple(a, b cut.Tuple) bool {
-	if a.Proto != b.Proto || a.SrcPort != b.SrcPort || a.DstPort != b.DstPort {
-		return false
-	}
-	as, e1 := netip.ParseAddr(a.Src)
-	ad, e2 := netip.ParseAddr(a.Dst)
-	bs, e3 := netip.ParseAddr(b.Src)
-	bd, e4 := netip.ParseAddr(b.Dst)
-	return e1 == nil && e2 == nil && e3 == nil && e4 == nil && as.Unmap() == bs.Unmap() && ad.Unmap() == bd.Unmap()
 }
 
 // cutFlows puts the original and reply tuple of every TCP and UDP flow in
