@@ -15,6 +15,9 @@ import (
 type Controller interface {
 	Status(ctx context.Context) (status.Status, error)
 	Capabilities(ctx context.Context) (Capabilities, error)
+	// Flows returns the flows passing q's filters (FlowQuery.Match); it
+	// may ignore q.Limit: the object trims to it and reports how many
+	// matched as "total".
 	Flows(ctx context.Context, q FlowQuery) ([]status.Flow, error)
 	SetMode(ctx context.Context, mode string) (status.Status, error) // off|software|hardware|auto
 	Reload(ctx context.Context) (status.Status, error)

@@ -127,6 +127,25 @@ func (c *Client) AddObject(obj *Object) error {
 	return conn.AddObject(context.Background(), obj)
 }
 
+// RemoveObject unregisters obj and stops registering it after reconnects.
+func (c *Client) RemoveObject(obj *Object) error {
+	c.regMu.Lock()
+	defer c.regMu.Unlock()
+	c.mu.Lock()
+	for i, o := range c.objects {
+		if o == obj {
+			c.objects = append(c.objects[:i:i], c.objects[i+1:]...)
+			break
+		}
+	}
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil || obj.ID() == 0 {
+		return nil
+	}
+	return conn.RemoveObject(context.Background(), obj)
+}
+
 // Listen registers an event listener now (when connected) and after every
 // reconnect.
 func (c *Client) Listen(pattern string, h EventHandler) error {

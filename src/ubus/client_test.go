@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,6 +190,38 @@ func TestMessageOverLimitIsRefused(t *testing.T) {
 	}
 	// The connection is still good.
 	if err := c.SendEvent(context.Background(), "demo.small", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An answer over ubusd's limit is not sent; the caller gets an error
+// status with the reason instead of a dropped connection.
+func TestOversizedAnswerBecomesAnError(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	owner, _ := ubus.Dial(sock)
+	defer owner.Close()
+	big := string(make([]byte, ubus.MaxMessageLen))
+	err = owner.AddObject(context.Background(), &ubus.Object{Name: "big", Methods: []ubus.Method{{
+		Name:    "get",
+		Handler: func(context.Context, *ubus.Request) (any, int) { return ubus.Table{{Name: "blob", Value: big}}, 0 },
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, _ := ubus.Dial(sock)
+	defer caller.Close()
+	data, err := caller.Call(context.Background(), "big", "get", nil)
+	var se *ubus.StatusError
+	if !errors.As(err, &se) || se.Code != ubus.StatusUnknownError || !strings.Contains(se.Message, "exceeds ubusd's limit") {
+		t.Fatalf("error %v (data %v), want UNKNOWN_ERROR naming the size limit", err, data)
+	}
+	// Both connections are still usable.
+	if _, err := caller.Lookup(context.Background(), "big"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -225,6 +225,12 @@ func (c *Conn) serveInvoke(b *binding, id uint32, m *Message) {
 			if st == StatusOK {
 				st = StatusUnknownError
 			}
+			// Tell the caller why instead of a bare status.
+			d := &Message{Header: Header{Type: MsgData, Seq: m.Seq, Peer: m.Peer}}
+			d.AddU32(AttrObjID, id)
+			if d.AddTable(AttrData, Table{{"error", "the answer could not be sent: " + err.Error()}}) == nil {
+				c.send(d)
+			}
 		}
 	}
 	s := &Message{Header: Header{Type: MsgStatus, Seq: m.Seq, Peer: m.Peer}}
