@@ -350,6 +350,65 @@ for ipk in $ipks; do
 	check "hotplug ignores other actions" test ! -s "$root/tmp/calls.log"
 done
 
+# --- the SDK recipe, in a stand-in SDK -------------------------------------
+# package/fastpath/Makefile run by make as the SDK runs it: through
+# package/feeds/fastpath/fastpath, with the feed a src-link (a symlink to
+# this checkout) and a src-git (a copy), against stand-ins for rules.mk,
+# package.mk and golang-package.mk (src/build/pkgtest/sdk).
+if ! command -v make >/dev/null; then
+	skip "SDK recipe" "make is missing"
+else
+	for style in src-link src-git; do
+		sdk=$work/sdk-$style
+		mkdir -p "$sdk/feeds/packages" "$sdk/package/feeds/fastpath"
+		cp -R src/build/pkgtest/sdk/rules.mk src/build/pkgtest/sdk/include "$sdk/"
+		cp -R src/build/pkgtest/sdk/feeds-packages/. "$sdk/feeds/packages/"
+		if [ "$style" = src-link ]; then
+			ln -s "$(pwd)" "$sdk/feeds/fastpath"
+		else
+			mkdir -p "$sdk/feeds/fastpath"
+			cp -R go.mod go.sum src files package "$sdk/feeds/fastpath/"
+		fi
+		ln -s ../../../feeds/fastpath/package/fastpath "$sdk/package/feeds/fastpath/fastpath"
+		mk() { make --no-print-directory -C "$sdk/package/feeds/fastpath/fastpath" TOPDIR="$sdk" "$@"; }
+		info=$(mk info-fastpath 2>&1)
+		for want in "VERSION=0.1.0-r1" "SECTION=net" "CATEGORY=Network" "PKG_BUILD_DEPENDS=golang/host" \
+			"GO_PKG=github.com/fastpath-wrt/fastpath" "CONFFILES=/etc/config/fastpath" \
+			"DEPENDS=@(aarch64||arm||i386||i686||mips||mips64||mips64el||mipsel||powerpc64||x86_64) +kmod-nft-offload +kmod-nft-netdev +kmod-nf-conntrack-netlink +firewall4"; do
+			case "$info" in
+			*"$want"*) ok "$style recipe: $want" ;;
+			*) bad "$style recipe: $want" "$info" ;;
+			esac
+		done
+		build=$sdk/build_dir/fastpath-0.1.0
+		check "$style recipe: Build/Prepare copies go.mod, go.sum and src/" mk prepare
+		check "$style recipe: the build dir has go.mod and the command's source" \
+			test -f "$build/go.mod" -a -f "$build/go.sum" -a -d "$build/src/cmd/fastpath"
+		[ "$style" = src-link ] || continue
+		check "$style recipe: the prepared tree builds" mk compile
+		check "$style recipe: Package/fastpath/install runs" mk install-fastpath
+		ipkg=$sdk/build_dir/ipkg/fastpath
+		got=$("$ipkg/usr/sbin/fastpath" version 2>&1)
+		case "$got" in
+		*0.1.0-r1*) ok "$style recipe: the binary's version is PKG_VERSION-rPKG_RELEASE (0.1.0-r1)" ;;
+		*) bad "$style recipe: the binary's version is 0.1.0-r1" "got: $got" ;;
+		esac
+		recipe_files=$(cd "$ipkg" && find . ! -type d -printf '%m %p\n' | sort)
+		ipk_files=$(tar -tvzf "$work/fastpath_${version}_x86_64/outer/data.tar.gz" 2>/dev/null |
+			awk '$1 !~ /^d/ { print $1 " " $NF }' | sort)
+		ipk_files=$(echo "$ipk_files" | awk '{
+			m = 0; p = substr($1, 2)
+			for (i = 0; i < 9; i++) if (substr(p, i + 1, 1) != "-") m += 2 ^ (8 - i)
+			printf "%o %s\n", m, $2 }')
+		if [ "$recipe_files" = "$ipk_files" ]; then
+			ok "the SDK recipe and ipk.sh install the same files with the same modes"
+		else
+			bad "the SDK recipe and ipk.sh install the same files with the same modes" \
+				"recipe: $(echo "$recipe_files" | tr '\n' ';') ipk: $(echo "$ipk_files" | tr '\n' ';')"
+		fi
+	done
+fi
+
 # --- luci-app-fastpath ----------------------------------------------------
 luci_ipk=$(ls dist/luci-app-fastpath_*_all.ipk 2>/dev/null)
 if [ -z "$luci_ipk" ]; then
