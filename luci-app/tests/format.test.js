@@ -109,6 +109,8 @@ test('flow rows from the fixture', () => {
 	assert.equal(fmt.flowRow(flows[1]).offload, 'No');
 	assert.equal(fmt.flowRow(flows[1]).family, 'IPv6');
 	assert.equal(fmt.flowRow(flows[2]).counters, 'not counted by the hardware', 'MT7621 hardware flows carry no counters');
+	assert.equal(fmt.counters({ offload: '', packets: 0, bytes: 0 }), 'not counted', 'conntrack accounting off');
+	assert.equal(fmt.counters({ offload: 'software', packets: 1, bytes: 0 }), '1 packet, 0 B');
 });
 
 test('sorting: by bytes, by address numerically, stable on ties', () => {

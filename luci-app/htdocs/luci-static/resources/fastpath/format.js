@@ -419,12 +419,16 @@ function offloadLabel(offload) {
 	}
 }
 
-/* MT7621 hardware flows may carry no counters: say so instead of "0 B". */
+/*
+ * A counted flow has at least the packet that created it, so zeros mean
+ * "not counted": conntrack accounting is off, or the flow is in hardware
+ * whose driver keeps no counters (MT7621). Say so instead of "0 B".
+ */
 function counters(flow) {
-	if (flow.offload == 'hardware' && !num(flow.packets) && !num(flow.bytes))
-		return _('not counted by the hardware');
+	if (!num(flow.packets) && !num(flow.bytes))
+		return (flow.offload == 'hardware') ? _('not counted by the hardware') : _('not counted');
 
-	return _('%s packets, %s').format(int(flow.packets), bytes(flow.bytes));
+	return N_(num(flow.packets), '%s packet, %s', '%s packets, %s').format(int(flow.packets), bytes(flow.bytes));
 }
 
 /* Everything a flows table row shows, as text. */
