@@ -45,7 +45,7 @@ func (f *jsonFormatter) list(v any, array bool) {
 			f.b.WriteByte(',')
 			f.separator()
 		}
-		if !array {
+		if !array && name != "" { // libubox prints no key for an empty name
 			f.str(name)
 			if f.indent {
 				f.b.WriteString(": ")
@@ -112,10 +112,9 @@ func (f *jsonFormatter) str(s string) {
 			f.b.WriteString(`\t`)
 		case '\r':
 			f.b.WriteString(`\r`)
-		case '"':
-			f.b.WriteString(`\"`)
-		case '\\':
-			f.b.WriteString(`\\`)
+		case '"', '\\', '/':
+			f.b.WriteByte('\\')
+			f.b.WriteByte(c)
 		default:
 			if c < ' ' {
 				fmt.Fprintf(&f.b, `\u%04x`, c)

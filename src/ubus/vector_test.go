@@ -150,3 +150,10 @@ func TestFormatJSONMatchesCLI(t *testing.T) {
 		t.Errorf("empty nested table: %q", got)
 	}
 }
+
+func TestFormatJSONEscapesAsLibubox(t *testing.T) {
+	got := FormatJSON(Table{{"p", "a/b\"c\\\x01\n"}, {"", int32(1)}}, false)
+	if want := `{"p":"a\/b\"c\\\u0001\n",1}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
