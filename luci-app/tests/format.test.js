@@ -191,7 +191,7 @@ test('mode choices: what the router can run, automatic, and the current one', ()
 	assert.deepEqual(fmt.shapeCapabilities(fixture('capabilities.json')).modes, ['off', 'software']);
 });
 
-test('overview line and settings helpers', () => {
+test('overview line and settings values in words', () => {
 	assert.equal(fmt.overviewLine(fixture('status.json')), 'Software offload (hardware offload requested) \u2014 12 of 40 flows offloaded, 0 in hardware');
 	assert.equal(fmt.overviewLine(fixture('status-no-flowtable.json')), 'Off (software offload requested) \u2014 0 of 3 flows offloaded, 0 in hardware');
 	assert.equal(fmt.firewallMode('1', '1'), 'hardware');

@@ -5,7 +5,7 @@
 
 /* Status > Overview: one line, the running offload mode and flow counts. */
 
-/* No `expect`: a session without our ACL gets ubus status 6, and then the line is left out. */
+/* No `expect`: a login without our ACL gets ubus status 6, and then the line is left out. */
 var callStatus = rpc.declare({
 	object: 'fastpath',
 	method: 'status'
