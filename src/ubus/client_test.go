@@ -225,3 +225,25 @@ func TestOversizedAnswerBecomesAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPing(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ubus.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err == nil {
+		t.Fatal("ping answered with ubusd gone")
+	}
+}

@@ -59,6 +59,7 @@ type reqKey struct {
 
 type request struct {
 	bind   *binding // ADD_OBJECT: bound as the answer arrives, before any INVOKE for it
+	ping   bool     // PING: ubusd's DATA echo completes it; no STATUS follows
 	data   []*Message
 	status int
 	final  *Message // the STATUS message
@@ -232,10 +233,12 @@ func (c *Conn) answer(m *Message) {
 			c.bindings[id] = r.bind
 		}
 		r.data = append(r.data, m)
-		return
+		if !r.ping {
+			return
+		}
 	}
 	st, ok := m.U32(AttrStatus)
-	if !ok {
+	if !ok && !r.ping {
 		st = StatusUnknownError
 	}
 	r.status = int(int32(st))
@@ -272,7 +275,7 @@ func (c *Conn) request(ctx context.Context, m *Message) ([]*Message, int, error)
 }
 
 func (c *Conn) requestBind(ctx context.Context, m *Message, bind *binding) ([]*Message, int, error) {
-	r, err := c.do(ctx, m, bind)
+	r, err := c.do(ctx, m, &request{bind: bind})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -280,13 +283,13 @@ func (c *Conn) requestBind(ctx context.Context, m *Message, bind *binding) ([]*M
 }
 
 // do sends m and waits for the STATUS that completes it.
-func (c *Conn) do(ctx context.Context, m *Message, bind *binding) (*request, error) {
+func (c *Conn) do(ctx context.Context, m *Message, r *request) (*request, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	r := &request{bind: bind, done: make(chan struct{})}
+	r.done = make(chan struct{})
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -319,4 +322,10 @@ func (c *Conn) forget(k reqKey) {
 	c.mu.Lock()
 	delete(c.pending, k)
 	c.mu.Unlock()
+}
+
+// Ping checks that ubusd answers: it echoes a PING as DATA.
+func (c *Conn) Ping(ctx context.Context) error {
+	_, err := c.do(ctx, &Message{Header: Header{Type: MsgPing}}, &request{ping: true})
+	return err
 }

@@ -75,7 +75,7 @@ func (c *Conn) Notify(ctx context.Context, obj *Object, typ string, data any) (i
 	// ubusd answers with the STATUS listing the subscribers; the
 	// subscribers' own answers follow with their object ids as peer and
 	// find no waiting request.
-	r, err := c.do(ctx, m, nil)
+	r, err := c.do(ctx, m, &request{})
 	if err != nil {
 		return 0, fmt.Errorf("ubus notify %q: %w", typ, err)
 	}
