@@ -5,6 +5,7 @@
 # so the binary and its package always carry the same version.
 #
 # Usage: src/build/cross.sh [pkgarch...]   (default: all five)
+# Env:   FASTPATH_VERSION overrides the version derived from git.
 set -eu
 cd "$(dirname "$0")/../.."
 export GOTOOLCHAIN=local CGO_ENABLED=0

@@ -10,6 +10,7 @@
 # Control fields come from the package recipes (package/fastpath/Makefile,
 # luci-app/Makefile), so the SDK's packages and these say the same.
 # Fails when the mips_24kc binary or its ipk is over the flash budget.
+# Env: SOURCE_DATE_EPOCH (default: the last commit's time).
 set -eu
 cd "$(dirname "$0")/../.."
 
@@ -165,7 +166,10 @@ else
 	# As luci.mk: htdocs/ to /www, root/ to /, modes kept from the tree.
 	cp -R --preserve=mode luci-app/htdocs/. "$root/www/"
 	cp -R --preserve=mode luci-app/root/. "$root/"
+	# Modes as the tree has them, but never by the checkout's umask.
 	find "$root" -type d -exec chmod 0755 {} +
+	find "$root" -type f -perm /111 -exec chmod 0755 {} +
+	find "$root" -type f ! -perm /111 -exec chmod 0644 {} +
 	luci_description=$(make_var "$luci" LUCI_DESCRIPTION)
 	luci_title=$(make_var "$luci" LUCI_TITLE)
 	{
