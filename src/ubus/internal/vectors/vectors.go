@@ -43,8 +43,15 @@ type Scenario struct {
 	CLI      map[string]CLI    `json:"cli"`
 }
 
-// Dir is the directory holding the vector files.
+// Dir is the directory holding the vector files: found from the test's
+// working directory (its package directory, src/ubus or below), else from
+// this source file's path.
 func Dir() string {
+	for _, d := range []string{"testdata/vectors", "../testdata/vectors", "../../testdata/vectors"} {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vectors")
 }
