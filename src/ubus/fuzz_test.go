@@ -56,6 +56,38 @@ func FuzzDecodeMessage(f *testing.F) {
 			m.Table(id)
 		}
 		m.Subscribers()
+		DecodeMonitor(m)
+	})
+}
+
+// FuzzParseJSON: JSON text that parses prints back as JSON that parses to
+// the same values, and encodes as blobmsg when it is an object.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{`{"name":"world","count":7,"flag":true}`, `{"a":[1,"two",{"three":3}],"b":null,"c":3.25,"d":5000000000}`,
+		`[]`, `"x"`, `{"":{"":[]}}`, `-0`, `1e400`, `{"a":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := ParseJSON(b)
+		if err != nil {
+			return
+		}
+		j, err := Table{{"v", v}}.MarshalJSON()
+		if err != nil {
+			t.Fatalf("parsed value does not print: %v", err)
+		}
+		back, err := ParseJSON(j)
+		if err != nil {
+			t.Fatalf("printed JSON %s does not parse: %v", j, err)
+		}
+		if !reflect.DeepEqual(normNaN(Table{{"v", v}}), normNaN(back)) {
+			t.Fatalf("values changed through JSON:\n%#v\n%#v", v, back)
+		}
+		if tab, ok := v.(Table); ok {
+			if _, err := EncodeTable(tab); err != nil {
+				t.Fatalf("object does not encode: %v", err)
+			}
+		}
 	})
 }
 

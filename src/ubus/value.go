@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // FromGo converts a Go value to the blobmsg value model the way libubox's
@@ -181,7 +182,11 @@ func writeJSONValue(b *bytes.Buffer, v any) error {
 			b.WriteString("null")
 			return nil
 		}
-		b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+		s := strconv.FormatFloat(v, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0" // stays a double when parsed again, as libubox's "%f" does
+		}
+		b.WriteString(s)
 		return nil
 	}
 	j, err := json.Marshal(v)
