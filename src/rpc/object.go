@@ -149,11 +149,11 @@ func fitAnswer(a flowsAnswer) (ubus.Table, error) {
 		return nil, err
 	}
 	list, _ := conv.(ubus.Array) // nil flows convert to nil: JSON null, as LuCI expects
-	size, err := ubus.EncodeTable(head)
+	headBytes, err := ubus.EncodeTable(head)
 	if err != nil {
 		return nil, err
 	}
-	used := len(size) + 64 // the "flows" attribute's own header
+	used := len(headBytes) + 64 // the "flows" attribute's own header
 	for i, f := range list {
 		b, err := ubus.EncodeTable(ubus.Table{{Value: f}})
 		if err != nil {
