@@ -56,7 +56,6 @@ echo
 echo "== 3. With fastpath (${T} s TCP stream)"
 stream_sample "$T"; F_MBPS=$MBPS F_SLOW=$SLOW F_CPU=$CPU F_OFF=$OFFLOADED
 echo "   $MBPS Mbit/s, $SLOW packets through the forward path"
-fastpath_status >/dev/null 2>&1 && echo "   fastpath status: $(sj .flows.offloaded) offloaded flows now (conntrack [OFFLOAD])"
 fastpath_stop
 
 echo
