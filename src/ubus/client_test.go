@@ -247,3 +247,40 @@ func TestPing(t *testing.T) {
 		t.Fatal("ping answered with ubusd gone")
 	}
 }
+
+// Events reach a listener in the order they were sent.
+func TestEventsArriveInOrder(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ubus.sock")
+	b, err := ubustest.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	listener, _ := ubus.Dial(sock)
+	defer listener.Close()
+	sender, _ := ubus.Dial(sock)
+	defer sender.Close()
+	const n = 200
+	got := make(chan int32, n)
+	if err := listener.Listen(context.Background(), "seq", func(_ string, d ubus.Table) {
+		v, _ := d.Get("i")
+		got <- v.(int32)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := sender.SendEvent(context.Background(), "seq", ubus.Table{{Name: "i", Value: int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := int32(0); i < n; i++ {
+		select {
+		case v := <-got:
+			if v != i {
+				t.Fatalf("event %d arrived as number %d", v, i)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("event %d missing", i)
+		}
+	}
+}

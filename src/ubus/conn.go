@@ -194,7 +194,11 @@ func (c *Conn) dispatch(m *Message) {
 		c.mu.Lock()
 		b := c.bindings[id]
 		c.mu.Unlock()
-		go c.serveInvoke(b, id, m)
+		if b != nil && b.obj == nil {
+			b.enqueue(c, id, m)
+		} else {
+			go c.serveInvoke(b, id, m)
+		}
 	case MsgNotify:
 		// ubusd tells an object's owner whether it has subscribers.
 		id, _ := m.U32(AttrObjID)

@@ -104,6 +104,40 @@ type binding struct {
 	obj      *Object                                            // named object, or nil
 	handle   func(ctx context.Context, req *Request) (any, int) // anonymous objects
 	onRemove func(target uint32)                                // subscribers
+
+	// Events and notifications reach an anonymous object's handler one at
+	// a time, in the order ubusd sent them; method calls of named objects
+	// run concurrently.
+	qmu     sync.Mutex
+	queue   []*Message
+	running bool
+}
+
+// enqueue runs serveInvoke for m after the ones queued before it, without
+// ever blocking the caller (the connection's reader).
+func (b *binding) enqueue(c *Conn, id uint32, m *Message) {
+	b.qmu.Lock()
+	b.queue = append(b.queue, m)
+	if b.running {
+		b.qmu.Unlock()
+		return
+	}
+	b.running = true
+	b.qmu.Unlock()
+	go func() {
+		for {
+			b.qmu.Lock()
+			if len(b.queue) == 0 {
+				b.running = false
+				b.qmu.Unlock()
+				return
+			}
+			next := b.queue[0]
+			b.queue = b.queue[1:]
+			b.qmu.Unlock()
+			c.serveInvoke(b, id, next)
+		}
+	}()
 }
 
 func (b *binding) setActive(active bool) {
