@@ -84,7 +84,7 @@ func (c controller) SetMode(ctx context.Context, mode string) (status.Status, er
 // Reload re-plans now. The answer is the status either way: a plan that
 // could not be applied is reported there, not as a failed call.
 func (c controller) Reload(ctx context.Context) (status.Status, error) {
-	return c.d.reconcile(ctx, "ubus reload"), nil
+	return c.d.reconcile(ctx, "ubus", false), nil
 }
 
 func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error) {

@@ -60,21 +60,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.Log.WithError(err).Warn("nftables monitor stopped: a foreign delete of our table is repaired only at the next event")
 		}
 	}()
-	d.reconcile(ctx, "start")
+	d.reconcile(ctx, "start", true)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case s := <-sig:
 			if s == syscall.SIGHUP {
-				d.reconcile(ctx, "SIGHUP")
+				d.reconcile(ctx, "SIGHUP", true)
 				continue
 			}
 			d.Log.Infof("%v: stopping, kernel state left in place", s)
 			return nil
 		case why := <-d.kick:
 			d.settle(ctx)
-			d.reconcile(ctx, why)
+			d.reconcile(ctx, why, true)
 		}
 	}
 }
@@ -95,7 +95,10 @@ func (d *Daemon) settle(ctx context.Context) {
 	}
 }
 
-func (d *Daemon) reconcile(ctx context.Context, why string) status.Status {
+// reconcile runs one pass. A change of the effective mode is announced
+// as a fastpath.mode event unless the caller is the ubus object, which
+// announces the change in its own answer's wake.
+func (d *Daemon) reconcile(ctx context.Context, why string, announce bool) status.Status {
 	d.runMu.Lock()
 	defer d.runMu.Unlock()
 	before := d.Status(ctx).Mode.Effective
@@ -109,7 +112,9 @@ func (d *Daemon) reconcile(ctx context.Context, why string) status.Status {
 	d.syncBlocklists(ctx)
 	if before != st.Mode.Effective {
 		log.Infof("mode %s: %s", st.Mode.Effective, st.Mode.Reason)
-		d.event(rpc.EventMode, rpc.ModeEvent{Previous: before, Mode: st.Mode})
+		if announce {
+			d.event(rpc.EventMode, rpc.ModeEvent{Previous: before, Mode: st.Mode})
+		}
 	}
 	return st
 }
