@@ -34,22 +34,13 @@ func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) 
 	return rpc.Capabilities{Platform: st.Platform, Kernel: st.Kernel, Modes: modes}, nil
 }
 
+// Flows narrows the dump in the kernel where it can (offload bits,
+// protocol) and applies the rest of the query to what comes back.
 func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, error) {
-	f := conntrack.Filter{Proto: q.Proto}
-	if q.Address != "" {
-		p, err := cut.ParsePrefix(q.Address)
-		if err != nil {
-			return nil, &rpc.ArgumentError{Field: "address", Problem: err.Error(), Fix: "give an IP address or a CIDR prefix"}
-		}
-		f.Address = p
-	}
-	switch q.Offload {
-	case "any":
-		f.Offloaded = true
-	case "hardware":
-		f.HWOffloaded = true
-	case "software":
-		f.Offloaded = true
+	f := conntrack.Filter{
+		Proto:       q.Proto,
+		Offloaded:   q.Offload == "any" || q.Offload == "software" || q.Offload == "hardware",
+		HWOffloaded: q.Offload == "hardware",
 	}
 	flows, err := c.d.ct.Flows(f)
 	if err != nil {
@@ -57,10 +48,7 @@ func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, 
 	}
 	out := flows[:0]
 	for _, fl := range flows {
-		switch {
-		case q.Offload == "software" && fl.Offload != "software":
-		case q.Offload == "none" && fl.Offload != "":
-		default:
+		if q.Match(fl) {
 			out = append(out, fl)
 		}
 	}
