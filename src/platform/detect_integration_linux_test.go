@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // TestIntegrationDetectThisMachine runs Detect on the machine itself.
@@ -20,11 +21,11 @@ func TestIntegrationDetectThisMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var uts syscall.Utsname
-	if err := syscall.Uname(&uts); err != nil {
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
 		t.Fatal(err)
 	}
-	if want := utsString(uts.Release[:]); info.Kernel != want {
+	if want := unix.ByteSliceToString(uts.Release[:]); info.Kernel != want {
 		t.Errorf("kernel %q, uname says %q", info.Kernel, want)
 	}
 	lo := deviceByName(t, info, "lo")
@@ -62,16 +63,6 @@ func TestIntegrationDetectThisMachine(t *testing.T) {
 	}
 }
 
-func utsString(b []int8) string {
-	var s []byte
-	for _, c := range b {
-		if c == 0 {
-			break
-		}
-		s = append(s, byte(c))
-	}
-	return string(s)
-}
 
 // TestIntegrationDetectNetns builds a bridge, a veth pair and a VLAN in a
 // fresh network namespace, mounts that namespace's sysfs under a temporary
