@@ -63,7 +63,6 @@ func TestIntegrationDetectThisMachine(t *testing.T) {
 	}
 }
 
-
 // TestIntegrationDetectNetns builds a bridge, a veth pair and a VLAN in a
 // fresh network namespace, mounts that namespace's sysfs under a temporary
 // root and checks Detect reads the kernel's own layout as the fixtures do.
