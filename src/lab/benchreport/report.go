@@ -43,7 +43,7 @@ var leadMetrics = []string{"throughput_mbps", "slowpath_packets", "router_cpu_pc
 // ratios and goals that could be computed.
 func (r Report) WriteTable(w io.Writer) error {
 	metrics := metricColumns(r.Scenarios)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"scenario", "kernel", "runs"}
 	head = append(head, metrics...)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")

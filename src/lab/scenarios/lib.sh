@@ -301,6 +301,19 @@ measure_volume() {
 	echo "$SLOW" > /tmp/measure-slow # for callers that run it in the background
 }
 
+# proc_ticks PID prints the process's user+system jiffies (0 if gone).
+proc_ticks() { awk '{ print $14+$15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# measure_daemon [SECONDS]: measure, plus DAEMON_CPU: the fastpath daemon's
+# own share of the router's CPU time during the stream, in percent.
+measure_daemon() {
+	local d0 c0 d1 c1
+	d0=$(proc_ticks "${FASTPATH_PID:-0}"); c0=$(cpu_ticks)
+	measure "$@"
+	d1=$(proc_ticks "${FASTPATH_PID:-0}"); c1=$(cpu_ticks)
+	DAEMON_CPU=$(echo "$d0 $d1 ${c0#* } ${c1#* }" | awk '{ t=$4-$3; printf "%.1f\n", (t>0 ? 100*($2-$1)/t : 0) }')
+}
+
 # --- the product -----------------------------------------------------------
 
 fastpath_present() {

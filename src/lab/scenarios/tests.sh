@@ -157,20 +157,30 @@ t_kill9() {
 # The packages' integration tests, built on the host as
 # dist/vmtests/<path with - for />.test from src/<path>; LAB_VMTESTS lists
 # the paths (e.g. "nft cut/engine"). Each runs in its package directory, as
-# go test would, with FASTPATH_EXPECT_FLOWTABLE=1.
+# go test would, with FASTPATH_EXPECT_FLOWTABLE=1. Every top-level test
+# counts as one check; a skip is listed with its reason.
 t_package_tests() {
-	local pkg bin name
+	local pkg bin name out rc
 	for pkg in ${LAB_VMTESTS:-}; do
 		name=${pkg//\//-}
 		bin=$LAB_REPO/dist/vmtests/$name.test
+		out=/tmp/pkg-$name.txt
 		if [ ! -x "$bin" ]; then fail "pkg/$pkg" "no test binary $bin (the host could not build it)"; continue; fi
 		log "package tests: src/$pkg"
-		if (cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 timeout 300 "$bin" -test.v -test.count=1) > "/tmp/pkg-$name.txt" 2>&1; then
-			grep -E '^(--- |ok|PASS|FAIL)' "/tmp/pkg-$name.txt" | tail -n 30
-			pass "pkg/$pkg ($(grep -c '^--- PASS' "/tmp/pkg-$name.txt") passed, $(grep -c '^--- SKIP' "/tmp/pkg-$name.txt") skipped)"
-		else
-			tail -n 40 "/tmp/pkg-$name.txt"
-			fail "pkg/$pkg" "FASTPATH_EXPECT_FLOWTABLE=1 $name.test failed (output above)"
+		rc=0
+		(cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 timeout 300 "$bin" -test.v -test.count=1) > "$out" 2>&1 || rc=$?
+		grep -E '^--- (PASS|FAIL|SKIP): ' "$out" | while read -r _ verdict test _; do
+			case $verdict in
+			PASS:) pass "pkg/$pkg/$test" ;;
+			FAIL:) fail "pkg/$pkg/$test" "see the output above" ;;
+			SKIP:) echo "SKIP pkg/$pkg/$test: $(grep -A3 -F -- "--- SKIP: $test " "$out" | sed -n '2p' | sed 's/^ *//')" ;;
+			esac
+		done
+		if [ "$rc" != 0 ]; then
+			tail -n 40 "$out"
+			grep -q '^--- FAIL: ' "$out" || fail "pkg/$pkg" "FASTPATH_EXPECT_FLOWTABLE=1 $name.test exited $rc without a failing test (panic or timeout: output above)"
+		elif ! grep -q '^--- PASS: ' "$out"; then
+			fail "pkg/$pkg" "$name.test ran no test"
 		fi
 	done
 }

@@ -15,8 +15,8 @@ bench_forward_nft_by_hand() {
 bench_forward_fastpath() {
 	topo_forward; uci_firewall 1 0; slow_setup
 	fastpath_start > /tmp/fastpath-start.err || { bench_error "$1" "$(cat /tmp/fastpath-start.err)"; return; }
-	measure
-	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW" router_cpu_pct="$CPU"
+	measure_daemon
+	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW" router_cpu_pct="$CPU" daemon_cpu_pct="$DAEMON_CPU"
 	fastpath_stop
 }
 

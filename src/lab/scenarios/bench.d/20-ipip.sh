@@ -20,8 +20,8 @@ bench_ipip_nft_by_hand() {
 bench_ipip_fastpath() {
 	topo_ipip; uci_network_ipip; uci_firewall 1 0; slow_setup
 	fastpath_start > /tmp/fastpath-start.err || { bench_error "$1" "$(cat /tmp/fastpath-start.err)"; return; }
-	measure
-	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW_TUN" router_cpu_pct="$CPU"
+	measure_daemon
+	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW_TUN" router_cpu_pct="$CPU" daemon_cpu_pct="$DAEMON_CPU"
 	fastpath_stop
 }
 
