@@ -8,7 +8,10 @@
 # Env:   FASTPATH_VERSION overrides the version derived from git.
 set -eu
 cd "$(dirname "$0")/../.."
-export GOTOOLCHAIN=local CGO_ENABLED=0
+# The OpenWrt 24.10 SDK builds with Go 1.23.12: build the packages with the
+# same toolchain (fetched once through the module proxy by make deps), so
+# sizes are the SDK's and nothing newer than Go 1.23 slips in.
+export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 
 # pkgarch -> Go target. The pkgarch is OpenWrt's package architecture name.
 goenv() {
@@ -52,7 +55,8 @@ for arch in $arches; do
 	target=$(goenv "$arch")
 	mkdir -p "dist/$arch"
 	# shellcheck disable=SC2086 # $target is a list of VAR=value words
-	env $target GOOS=linux go build -trimpath -buildvcs=false -ldflags "$ldflags" \
+	# -l (no inlining) keeps the MIPS binary within its flash budget.
+	env $target GOOS=linux go build -trimpath -buildvcs=false -gcflags=all=-l -ldflags "$ldflags" \
 		-o "dist/$arch/fastpath" ./src/cmd/fastpath
 	size=$(wc -c <"dist/$arch/fastpath")
 	printf 'cross: %-26s %9d bytes  dist/%s/fastpath (%s)\n' "$arch" "$size" "$arch" "$version"

@@ -17,3 +17,5 @@ if [ -n "$missing" ]; then
 fi
 command -v go >/dev/null || { echo "deps: Go >= 1.23 is required on PATH (e.g. /usr/local/go/bin)" >&2; exit 1; }
 GOTOOLCHAIN=local go mod download
+# The OpenWrt SDK's Go, for cross builds (cross.sh, test-cross.sh).
+GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" go version >/dev/null

@@ -11,7 +11,8 @@
 set -eu
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/../.."
-export GOTOOLCHAIN=local CGO_ENABLED=0
+# The SDK's Go (see cross.sh): the tests must compile with it too.
+export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 out=dist/test-cross
 
 # target ARCH: "<qemu or -> <GOARCH=... words>" for a package architecture.

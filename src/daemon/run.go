@@ -8,8 +8,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mdlayher/netlink"
 	"github.com/sirupsen/logrus"
-	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
@@ -121,45 +122,35 @@ func (d *Daemon) reconcile(ctx context.Context, why string, announce bool) statu
 
 func (d *Daemon) event(name string, data any) { d.publish(name, data) }
 
-// watchLinks kicks a re-plan on link, address and route changes.
+// watchLinks kicks a re-plan on link, address and route changes: one
+// rtnetlink socket on their multicast groups; what changed is read from
+// the system again by the next observation, so messages are not decoded.
 func (d *Daemon) watchLinks(ctx context.Context) {
-	links := make(chan netlink.LinkUpdate, 64)
-	addrs := make(chan netlink.AddrUpdate, 64)
-	routes := make(chan netlink.RouteUpdate, 64)
-	done := ctx.Done()
-	opts := netlink.LinkSubscribeOptions{ErrorCallback: func(err error) { d.Log.WithError(err).Warn("link events") }}
-	if err := netlink.LinkSubscribeWithOptions(links, done, opts); err != nil {
-		d.Log.WithError(err).Warn("cannot watch links: devices appearing later are picked up only on SIGHUP or reload")
-	}
-	if err := netlink.AddrSubscribe(addrs, done); err != nil {
-		d.Log.WithError(err).Warn("cannot watch addresses")
-	}
-	if err := netlink.RouteSubscribe(routes, done); err != nil {
-		d.Log.WithError(err).Warn("cannot watch routes: IPIP underlays follow route changes only on reload")
+	groups := uint32(unix.RTMGRP_LINK | unix.RTMGRP_IPV4_IFADDR | unix.RTMGRP_IPV6_IFADDR |
+		unix.RTMGRP_IPV4_ROUTE | unix.RTMGRP_IPV6_ROUTE)
+	conn, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{Groups: groups})
+	if err != nil {
+		d.Log.WithError(err).Warn("cannot watch links, addresses and routes: devices appearing later are picked up only on SIGHUP or reload")
+		return
 	}
 	go func() {
+		<-ctx.Done()
+		conn.Close()
+	}()
+	go func() {
 		for {
-			select {
-			case <-ctx.Done():
+			msgs, err := conn.Receive()
+			if ctx.Err() != nil {
 				return
-			case u, ok := <-links:
-				if !ok {
-					links = nil
-					continue
-				}
-				d.Kick("link " + u.Attrs().Name)
-			case _, ok := <-addrs:
-				if !ok {
-					addrs = nil
-					continue
-				}
-				d.Kick("address change")
-			case _, ok := <-routes:
-				if !ok {
-					routes = nil
-					continue
-				}
-				d.Kick("route change")
+			}
+			if err != nil {
+				// ENOBUFS: events were lost; re-planning covers them all.
+				d.Log.WithError(err).Debug("rtnetlink events")
+				d.Kick("rtnetlink overrun")
+				continue
+			}
+			if len(msgs) > 0 {
+				d.Kick("link, address or route change")
 			}
 		}
 	}()

@@ -9,8 +9,6 @@ import (
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
-	vnl "github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -166,21 +164,26 @@ func (b *Backend) firstMissingDevice(devs []string) string {
 	return ""
 }
 
+// kernelLinkExists asks rtnetlink for the link by name (RTM_GETLINK with
+// IFLA_IFNAME) in the backend's namespace.
 func (b *Backend) kernelLinkExists(name string) (bool, error) {
-	var h *vnl.Handle
-	var err error
-	if b.netns > 0 {
-		h, err = vnl.NewHandleAt(netns.NsHandle(b.netns), unix.NETLINK_ROUTE)
-	} else {
-		h, err = vnl.NewHandle(unix.NETLINK_ROUTE)
-	}
+	conn, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: b.netns})
 	if err != nil {
 		return false, err
 	}
-	defer h.Close()
-	_, err = h.LinkByName(name)
-	var notFound vnl.LinkNotFoundError
-	if errors.As(err, &notFound) {
+	defer conn.Close()
+	ae := netlink.NewAttributeEncoder()
+	ae.String(unix.IFLA_IFNAME, name)
+	attrs, err := ae.Encode()
+	if err != nil {
+		return false, err
+	}
+	ifinfo := make([]byte, unix.SizeofIfInfomsg) // family, type, index, flags, change: all zero
+	_, err = conn.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request},
+		Data:   append(ifinfo, attrs...),
+	})
+	if errors.Is(err, unix.ENODEV) {
 		return false, nil
 	}
 	return err == nil, err

@@ -80,7 +80,9 @@ func DialLog(path string, log logrus.FieldLogger) (*Conn, error) {
 	}
 	var firstErr error
 	for _, p := range paths {
-		nc, err := net.DialTimeout("unix", p, 5*time.Second)
+		// DialUnix, not Dial: a unix socket connects at once, and Dial
+		// would link the whole DNS resolver into the router's binary.
+		nc, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: p, Net: "unix"})
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
