@@ -4,22 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/uci"
-)
-
-// Limits of the cut settings: an nft set of a million 5-tuples already
-// costs more memory than most routers have.
-const (
-	minCutExpiry  = time.Second
-	maxCutExpiry  = time.Hour
-	minCutSetSize = 16
-	maxCutSetSize = 1 << 20
 )
 
 // Load reads firewall, network and fastpath from root/etc/config. A missing
@@ -103,18 +93,18 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 		}
 		if v, ok := sec.Get("cut_expiry"); ok {
 			secs, err := strconv.Atoi(v)
-			exp := time.Duration(secs) * time.Second
-			if err != nil || exp < minCutExpiry || exp > maxCutExpiry {
-				s.problem("%s.cut_expiry: %q is not a whole number of seconds from %d to %d; using %d",
-					addr, v, int(minCutExpiry.Seconds()), int(maxCutExpiry.Seconds()), int(d.CutExpiry.Seconds()))
+			_, rerr := cut.Config{Expiry: time.Duration(secs) * time.Second, SetSize: d.CutSetSize}.Normalized()
+			if err != nil || secs == 0 || rerr != nil {
+				s.problem("%s.cut_expiry: %q is not a whole number of seconds from 1 to 86400; using %d", addr, v, int(d.CutExpiry.Seconds()))
 			} else {
-				d.CutExpiry = exp
+				d.CutExpiry = time.Duration(secs) * time.Second
 			}
 		}
 		if v, ok := sec.Get("cut_set_size"); ok {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < minCutSetSize || n > maxCutSetSize {
-				s.problem("%s.cut_set_size: %q is not a number from %d to %d; using %d", addr, v, minCutSetSize, maxCutSetSize, d.CutSetSize)
+			_, rerr := cut.Config{Expiry: d.CutExpiry, SetSize: n}.Normalized()
+			if err != nil || n == 0 || rerr != nil {
+				s.problem("%s.cut_set_size: %q is not a number from 1 to 16777216; using %d", addr, v, d.CutSetSize)
 			} else {
 				d.CutSetSize = n
 			}
@@ -149,49 +139,25 @@ func (s *Settings) blocklist(sec *uci.Section, i int) (cut.BlocklistConfig, bool
 		b.Name = fmt.Sprintf("blocklist%d", i)
 	}
 	b.Kind, _ = sec.Get("type")
-	switch b.Kind {
-	case "nftset":
-		b.Family, _ = sec.Get("family")
-		b.Table, _ = sec.Get("table")
-		b.Set, _ = sec.Get("set")
-		if b.Family == "" {
-			b.Family = "inet"
+	b.Family, _ = sec.Get("family")
+	b.Table, _ = sec.Get("table")
+	b.Set, _ = sec.Get("set")
+	b.Path, _ = sec.Get("path")
+	if b.Kind == cut.KindNftSet && b.Family == "" {
+		b.Family = "inet"
+	}
+	for _, a := range sec.GetList("address") {
+		if _, err := cut.ParsePrefix(a); err != nil {
+			s.problem("%s.address: %q is not an IP address or CIDR prefix; entry skipped", addr, a)
+			continue
 		}
-		if b.Table == "" || b.Set == "" {
-			s.problem("%s: type nftset needs option table and option set (the named set to watch); block list %q ignored", addr, b.Name)
-			return b, false
-		}
-	case "file":
-		b.Path, _ = sec.Get("path")
-		if !strings.HasPrefix(b.Path, "/") {
-			s.problem("%s.path: %q is not an absolute file path; block list %q ignored", addr, b.Path, b.Name)
-			return b, false
-		}
-	case "list":
-		for _, a := range sec.GetList("address") {
-			if _, err := parsePrefix(a); err != nil {
-				s.problem("%s.address: %q is not an IP address or CIDR prefix; entry skipped", addr, a)
-				continue
-			}
-			b.Addresses = append(b.Addresses, a)
-		}
-	default:
-		s.problem("%s.type: %q is not one of nftset, file, list; block list %q ignored", addr, b.Kind, b.Name)
+		b.Addresses = append(b.Addresses, a)
+	}
+	if err := b.Check(); err != nil {
+		s.problem("%s: %v; block list %q ignored", addr, err, b.Name)
 		return b, false
 	}
 	return b, true
-}
-
-// parsePrefix accepts an address or a CIDR prefix.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		return netip.ParsePrefix(s)
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 func (s *Settings) loadNetwork(nw *uci.File) {

@@ -37,7 +37,7 @@ func TestLoadValuesAndProblems(t *testing.T) {
 config fastpath 'main'
 	option hw_offload 'sometimes'
 	option cut_expiry '30'
-	option cut_set_size '3'
+	option cut_set_size '20000000'
 	option cut_in_fastpath 'off'
 
 config blocklist

@@ -76,8 +76,8 @@ func Defaults() Fastpath {
 		Enabled:       true,
 		HWOffload:     HWFollow,
 		CutInFastpath: true,
-		CutExpiry:     10 * time.Second,
-		CutSetSize:    65536,
+		CutExpiry:     cut.DefaultExpiry,
+		CutSetSize:    cut.DefaultSetSize,
 		LogLevel:      "info",
 	}
 }

@@ -2,6 +2,7 @@ package cut
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -64,22 +65,23 @@ func (c Config) Normalized() (Config, error) {
 		return c, fmt.Errorf("fastpath.main.cut_set_size=%d: use 1 to 16777216", c.SetSize)
 	}
 	for i, b := range c.Blocklists {
-		if err := b.check(); err != nil {
+		if err := b.Check(); err != nil {
 			return c, fmt.Errorf("blocklist #%d (%q): %w", i+1, b.Name, err)
 		}
 	}
 	return c, nil
 }
 
-func (b BlocklistConfig) check() error {
+// Check says what a block list lacks, naming the option to set.
+func (b BlocklistConfig) Check() error {
 	switch b.Kind {
 	case KindNftSet:
 		if b.Family == "" || b.Table == "" || b.Set == "" {
 			return fmt.Errorf("type nftset needs options family, table and set")
 		}
 	case KindFile:
-		if b.Path == "" {
-			return fmt.Errorf("type file needs option path")
+		if !strings.HasPrefix(b.Path, "/") {
+			return fmt.Errorf("type file needs option path, an absolute file name (got %q)", b.Path)
 		}
 	case KindList:
 	default:
