@@ -56,8 +56,10 @@ func (r Report) WriteTable(w io.Writer) error {
 				continue
 			}
 			cell := formatNumber(v)
-			if sp := s.Spread[m]; sp.Max != sp.Min {
+			if sp := s.Spread[m]; sp.Max != sp.Min && v != 0 {
 				cell += fmt.Sprintf(" ±%.0f%%", sp.RelPct/2)
+			} else if sp.Max != sp.Min {
+				cell += fmt.Sprintf(" (%s..%s)", formatNumber(sp.Min), formatNumber(sp.Max))
 			}
 			row = append(row, cell)
 		}

@@ -251,6 +251,21 @@ NFT
 }
 slow_count() { nft list counter inet lab "${1:-slow_all}" | awk '/packets/ { print $2; exit }'; }
 
+# offloaded_ports prints the client-side ports of offloaded iperf3 flows.
+offloaded_ports() {
+	conntrack -L -p tcp --dport 5201 2>/dev/null | grep -F '[OFFLOAD]' |
+		sed -n 's/.* sport=\([0-9]*\) dport=5201 .*/\1/p' | sort -u
+}
+
+# torn_setup: the slow-path chain also notes the port of every iperf3 flow
+# it sees; a flow torn down from its flowtable sends its next packet there.
+torn_setup() {
+	nft add set inet lab torn '{ type inet_service; flags dynamic; }'
+	nft add rule inet lab slow meta l4proto tcp ct original proto-dst 5201 update @torn '{ ct original proto-src }'
+}
+torn_reset() { nft flush set inet lab torn; }
+torn_ports() { nft -j list set inet lab torn | jq -r '.nftables[].set.elem[]?' | sort -u; }
+
 # cpu_ticks prints "busy total" jiffies (busy = system + softirq).
 cpu_ticks() { awk '/^cpu / { print $4+$8, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
 cpu_pct() { # BEFORE AFTER (each "busy total")

@@ -74,7 +74,7 @@ t_hw_fallback() {
 
 t_fw4_reload() {
 	local s0 f4 offl
-	topo_forward; topo_fw4; slow_setup
+	topo_forward; topo_fw4; slow_setup; torn_setup
 	started_or_fail fastpath/fw4-reload || { return; }
 	iperf_start
 	ip netns exec server iperf3 -c 10.0.1.2 -t 8 -P 2 -f m > /tmp/fw4-iperf.txt 2>&1 &
@@ -82,15 +82,19 @@ t_fw4_reload() {
 	sleep 3
 	f4=$(fw4_count)
 	s0=$(slow_count)
-	offl=$(conntrack -L -p tcp --dport 5201 2>/dev/null | grep -c OFFLOAD || true)
+	local before; before=$(offloaded_ports)
+	offl=$(echo "$before" | grep -c . || true)
+	torn_reset
 	fw4_reload
 	sleep 3
 	local after; after=$(( $(slow_count) - s0 ))
+	local torn; torn=$(comm -12 <(echo "$before") <(torn_ports) | tr '\n' ' ')
 	wait "$ipid"
 	log "fw4-shaped: fw4 chain $f4 packets, $offl offloaded flows before reload, $after slow-path packets after, $(iperf_field Mbits/sec /tmp/fw4-iperf.txt) Mbit/s"
 	check fastpath/fw4-flows-in-fastpath "fw4's forward chain counted $f4 packets (want < $SLOW_MAX: only handshakes)" lt "$f4" "$SLOW_MAX"
 	check fastpath/fw4-flows-offloaded "$offl offloaded iperf3 flows before the reload (want >= 2)" ge "$offl" 2
 	check fastpath/fw4-reload-keeps-flows "$after slow-path packets after fw4's flowtable was replaced (want < $SLOW_MAX)" lt "$after" "$SLOW_MAX"
+	check fastpath/fw4-reload-tears-down-no-flow "offloaded flows (client ports) back in the slow path after the reload: $torn(want none)" [ -z "$torn" ]
 	fastpath_stop
 }
 
@@ -126,7 +130,7 @@ t_ipip_7() {
 
 t_kill9() {
 	local h0 h1 s0 after
-	topo_forward; uci_firewall 1 0; slow_setup
+	topo_forward; uci_firewall 1 0; slow_setup; torn_setup
 	started_or_fail fastpath/kill9 || { return; }
 	h0=$(ft_handle)
 	iperf_start
@@ -134,17 +138,21 @@ t_kill9() {
 	local ipid=$!
 	sleep 3
 	s0=$(slow_count)
+	local before; before=$(offloaded_ports)
+	torn_reset
 	kill -9 "$FASTPATH_PID"; wait "$FASTPATH_PID" 2>/dev/null; FASTPATH_PID=""
 	sleep 1
 	started_or_fail fastpath/kill9-restart || { wait "$ipid"; return; }
 	sleep 3
 	after=$(( $(slow_count) - s0 ))
 	h1=$(ft_handle)
+	local torn; torn=$(comm -12 <(echo "$before") <(torn_ports) | tr '\n' ' ')
 	wait "$ipid"; local rc=$?
 	local mbps; mbps=$(iperf_field Mbits/sec /tmp/kill9-iperf.txt)
 	log "kill -9: stream $mbps Mbit/s (iperf3 exit $rc), $after slow-path packets after the kill, flowtable handle $h0 -> $h1"
 	check fastpath/kill9-forwarding-continues "the stream ended with exit $rc at $mbps Mbit/s" eval "[ $rc = 0 ] && ge $mbps 1"
 	check fastpath/kill9-flows-not-torn-down "$after slow-path packets after kill -9 and restart (want < $SLOW_MAX)" lt "$after" "$SLOW_MAX"
+	check fastpath/kill9-restart-tears-down-no-flow "offloaded flows (client ports) back in the slow path after the restart: $torn(want none)" [ -z "$torn" ]
 	check fastpath/kill9-no-duplicate-tables "tables: $(nft list tables | tr '\n' ' ') (want one 'inet fastpath')" [ "$(tables_named 'inet fastpath$')" = 1 ]
 	check fastpath/kill9-flowtable-kept "flowtable handle $h0 -> $h1 (want unchanged: not recreated)" eval "[ -n '$h0' ] && [ '$h0' = '$h1' ]"
 	fastpath_stop

@@ -7,17 +7,10 @@
 #   reload/fw4        fastpath's own flowtable beside fw4's
 #   reload/fw4-alone  fw4's flowtable only: the flows it tears down
 
-# offloaded_ports prints the client-side ports of offloaded iperf3 flows.
-offloaded_ports() {
-	conntrack -L -p tcp --dport 5201 2>/dev/null | grep -F '[OFFLOAD]' |
-		sed -n 's/.* sport=\([0-9]*\) dport=5201 .*/\1/p' | sort -u
-}
-
 reload_run() {
 	local name=$1 with=$2 before torn survived total s0 c0 c1
 	topo_forward; topo_fw4; slow_setup
-	nft add set inet lab torn '{ type inet_service; flags dynamic; }'
-	nft add rule inet lab slow meta l4proto tcp ct original proto-dst 5201 update @torn '{ ct original proto-src }'
+	torn_setup
 	if [ "$with" = fastpath ]; then
 		fastpath_start > /tmp/fastpath-start.err || { bench_error "$name" "$(cat /tmp/fastpath-start.err)"; return; }
 	fi
@@ -26,12 +19,12 @@ reload_run() {
 	local ipid=$!
 	sleep 3
 	before=$(offloaded_ports)
-	nft flush set inet lab torn
+	torn_reset
 	s0=$(slow_count); c0=$(cpu_ticks)
 	fw4_reload
 	sleep 2
 	c1=$(cpu_ticks)
-	torn=$(nft -j list set inet lab torn | jq -r '.nftables[].set.elem[]?' | sort -u)
+	torn=$(torn_ports)
 	wait "$ipid"
 	MBPS=$(iperf_field Mbits/sec /tmp/reload-iperf.txt)
 	total=$(echo "$before" | grep -c . || true)
@@ -40,6 +33,7 @@ reload_run() {
 		fastpath_stop; return
 	fi
 	survived=$(comm -23 <(echo "$before") <(echo "$torn") | grep -c . || true)
+	log "reload: offloaded before: $(echo "$before" | tr '\n' ' '); back in the slow path after: $(echo "$torn" | tr '\n' ' ')"
 	bench_record "$name" surviving_pct="$(awk -v s="$survived" -v t="$total" 'BEGIN { printf "%.1f", 100*s/t }')" \
 		flows="$total" throughput_mbps="$MBPS" slowpath_packets="$(( $(slow_count) - s0 ))" router_cpu_pct="$(cpu_pct "$c0" "$c1")"
 	fastpath_stop

@@ -1,0 +1,337 @@
+# shellcheck shell=bash disable=SC2034 # CUT_* results are read by the sourcing scripts
+# The verdict cut in the lab, the way seed 003 measured it: a UDP flow from
+# the client, offloaded; a flood at a fixed rate from the server back to it;
+# at second 10 the server's address joins a watched block list (an nft set
+# with a block rule, as a real list has); from second 12 to 22 count the
+# frames that still reach the router's stack, what arrives at the client,
+# and the router's CPU. Sourced by tests.sh (the t_cut_* tests) and by
+# bench.d/40-cut.sh (the cut/* rows), after lib.sh.
+
+UDPFLOOD=${UDPFLOOD_BIN:-$LAB_REPO/dist/udpflood}
+TESTBROKER=${TESTBROKER_BIN:-$LAB_REPO/dist/testbroker}
+CUT_PPS=${LAB_CUT_PPS:-20000}     # the flood's fixed rate (1200-byte datagrams: 192 Mbit/s)
+CUT_FLOWS=${LAB_CUT_FLOWS:-1000}  # concurrent flows of the many-connections runs
+CUT_UBUS=/var/run/ubus/ubus.sock # the default path: the daemon and the CLI find it alone
+
+# cut_tools_present: the flood sender and the ubusd stand-in, built on the host.
+cut_tools_present() {
+	[ -x "$UDPFLOOD" ] || { echo "no $UDPFLOOD: build it on the host with 'go build -o dist/udpflood ./src/lab/udpflood'"; return 1; }
+	[ -x "$TESTBROKER" ] || { echo "no $TESTBROKER: build it on the host with 'go build -o dist/testbroker ./src/lab/testbroker'"; return 1; }
+}
+
+# cut_broker_start: the ubusd stand-in, so `fastpath cut|uncut|verdict|cuts` reach the daemon.
+cut_broker_start() {
+	cut_broker_stop
+	mkdir -p "$(dirname "$CUT_UBUS")"; rm -f "$CUT_UBUS"
+	"$TESTBROKER" -s "$CUT_UBUS" > /tmp/testbroker.log 2>&1 &
+	CUT_BROKER_PID=$!
+	for _ in $(seq 1 50); do [ -S "$CUT_UBUS" ] && return 0; sleep 0.1; done
+	echo "testbroker: no socket $CUT_UBUS after 5 s: $(tail -n 5 /tmp/testbroker.log)"; return 1
+}
+cut_broker_stop() {
+	[ -n "${CUT_BROKER_PID:-}" ] || return 0
+	kill -TERM "$CUT_BROKER_PID" 2>/dev/null || true
+	wait "$CUT_BROKER_PID" 2>/dev/null || true
+	CUT_BROKER_PID=""
+}
+
+# cut_blocklist_table: the watched block list, a set per family and the rule
+# that drops what it lists.
+cut_blocklist_table() {
+	nft -f - <<'NFT'
+table inet lab_bl {
+	set blocked { type ipv4_addr; }
+	set blocked6 { type ipv6_addr; }
+	chain block {
+		type filter hook forward priority filter; policy accept;
+		ip saddr @blocked drop
+		ip daddr @blocked drop
+		ip6 saddr @blocked6 drop
+		ip6 daddr @blocked6 drop
+	}
+}
+NFT
+}
+
+# cut_config IN_FASTPATH EXPIRY [WATCH]: /etc/config/fastpath with the cut
+# setting and, unless WATCH is 0, both sets of lab_bl as watched block lists.
+cut_config() {
+	cat > /etc/config/fastpath <<UCI
+config fastpath 'main'
+	option enabled '1'
+	option cut_in_fastpath '$1'
+	option cut_expiry '$2'
+UCI
+	[ "${3:-1}" = 0 ] && return 0
+	cat >> /etc/config/fastpath <<'UCI'
+
+config blocklist
+	option name 'lab4'
+	option type 'nftset'
+	option family 'inet'
+	option table 'lab_bl'
+	option set 'blocked'
+
+config blocklist
+	option name 'lab6'
+	option type 'nftset'
+	option family 'inet'
+	option table 'lab_bl'
+	option set 'blocked6'
+UCI
+}
+
+# cut_counters: where the frames of the flood (server:5201 -> client:5000)
+# and of its flow's original direction (client:5000 -> server:5201) are seen.
+# The router's counters are netdev ingress chains at +10: after the cut
+# chain (-500) and the flowtable (0), so a cut or offloaded frame never
+# reaches them. Each namespace drops the flow's datagrams before its own
+# conntrack and sockets, so no ICMP answers them.
+cut_counters() {
+	nft -f - <<'NFT'
+table netdev lab_stack {
+	counter to_stack {
+	}
+	counter from_client {
+	}
+	chain wan0_in {
+		type filter hook ingress device "wan0" priority 10; policy accept;
+		meta l4proto udp th sport 5201 th dport 5000 counter name to_stack
+	}
+	chain lan0_in {
+		type filter hook ingress device "lan0" priority 10; policy accept;
+		meta l4proto udp th sport 5000 th dport 5201 counter name from_client
+	}
+}
+NFT
+	ip netns exec client nft -f - <<'NFT'
+table inet far {
+	counter far {
+	}
+	chain pre {
+		type filter hook prerouting priority -300; policy accept;
+		udp dport 5000 counter name far drop
+	}
+}
+NFT
+	ip netns exec server nft -f - <<'NFT'
+table inet near {
+	counter back {
+	}
+	counter sent {
+	}
+	chain pre {
+		type filter hook prerouting priority -300; policy accept;
+		udp sport 5000 udp dport 5201 counter name back drop
+	}
+	chain out {
+		type filter hook output priority 0; policy accept;
+		udp sport 5201 udp dport 5000 counter name sent
+	}
+}
+NFT
+}
+
+# cnt [NETNS] FAMILY TABLE COUNTER prints a named counter's packets.
+cnt() {
+	local ns=""
+	[ $# = 4 ] && { ns=$1; shift; }
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" nft list counter "$1" "$2" "$3"
+	else
+		nft list counter "$1" "$2" "$3"
+	fi 2>/dev/null | awk '/packets/ { print $2; exit } END { if (NR == 0) print 0 }'
+}
+cut_snapshot() { # prints "sent to_stack far back from_client"
+	echo "$(cnt server inet near sent) $(cnt netdev lab_stack to_stack) $(cnt client inet far far)" \
+		"$(cnt server inet near back) $(cnt netdev lab_stack from_client)"
+}
+
+# cut_addrs 4|6 sets CLI_ADDR, SRV_ADDR and BL_SET for the family.
+cut_addrs() {
+	if [ "$1" = 6 ]; then CLI_ADDR=fd00:1::2 SRV_ADDR=fd00:2::2 BL_SET=blocked6
+	else CLI_ADDR=10.0.1.2 SRV_ADDR=10.0.2.2 BL_SET=blocked; fi
+}
+hostport() { case $1 in *:*) echo "[$1]:$2" ;; *) echo "$1:$2" ;; esac; }
+
+# cut_router IN_FASTPATH EXPIRY: topo_forward, the block list, the counters,
+# the broker and the daemon with flow_offloading=1. Prints why on failure.
+cut_router() {
+	cut_tools_present || return 1
+	topo_forward; uci_firewall 1 0
+	cut_blocklist_table; cut_config "$1" "$2" "${3:-1}"; cut_counters
+	cut_broker_start || return 1
+	fastpath_start || return 1
+	sleep 1
+}
+cut_router_stop() {
+	fastpath_stop; cut_broker_stop
+	pkill -x udpflood 2>/dev/null || true
+}
+
+# cut_establish 4|6: a few datagrams client:5000 -> server:5201, so the flow
+# exists in conntrack with the client as its originator.
+cut_establish() {
+	cut_addrs "$1"
+	ip netns exec client "$UDPFLOOD" send -from "$(hostport "$CLI_ADDR" 5000)" -to "$(hostport "$SRV_ADDR" 5201)" \
+		-pps 100 -count 3 -seconds 1 >/dev/null
+}
+
+# cut_flood_start 4|6 SECONDS [PPS]: the flood server:5201 -> client:5000.
+cut_flood_start() {
+	cut_addrs "$1"
+	ip netns exec server "$UDPFLOOD" send -from "$(hostport "$SRV_ADDR" 5201)" -to "$(hostport "$CLI_ADDR" 5000)" \
+		-pps "${3:-$CUT_PPS}" -seconds "$2" > /tmp/cut-flood.txt 2>&1 &
+	CUT_FLOOD_PID=$!
+}
+
+now_s() { date +%s.%N; }
+# sleep_until T0 SECONDS: sleep until SECONDS after the timestamp T0.
+sleep_until() { local d; d=$(awk -v t0="$1" -v s="$2" -v now="$(now_s)" 'BEGIN { d = t0 + s - now; print (d > 0 ? d : 0) }'); sleep "$d"; }
+flow_offloaded() { conntrack -L -p udp --dport 5201 --sport 5000 2>/dev/null | grep -c OFFLOAD || true; }
+cut_elements() { nft list set netdev fastpath_cut "cut${1:-4}" 2>/dev/null | grep -o 'expires' | wc -l; }
+
+# cut_flood_run 4|6: the seed-003 run on a router set up by cut_router.
+# Flood for 23 s, list the server at second 10, count from 12 to 22. Sets
+# CUT_OFFLOADED (offloaded flows before the cut), CUT_SENT, CUT_STACK,
+# CUT_FAR, CUT_CPU (router system+softirq %) over the window, CUT_BACK and
+# CUT_BACK_STACK (client -> server frames sent at 14 s that reached the
+# server / the router's stack), CUT_HELD (elements in the cut set at 21 s)
+# and CUT_ACTIVE_AT_END (elements as the flood stops); CUT_BACK_BEFORE is
+# what the server received of the flow before the flood (the counter works).
+cut_flood_run() {
+	local fam=$1 t0 a b c0 c1 b0 b1
+	cut_establish "$fam"
+	sleep 0.2
+	CUT_BACK_BEFORE=$(cnt server inet near back)
+	t0=$(now_s)
+	cut_flood_start "$fam" 23
+	sleep_until "$t0" 3
+	CUT_OFFLOADED=$(flow_offloaded)
+	sleep_until "$t0" 10
+	nft add element inet lab_bl "$BL_SET" "{ $SRV_ADDR }"
+	sleep_until "$t0" 12
+	read -r -a a <<< "$(cut_snapshot)"; c0=$(cpu_ticks)
+	sleep_until "$t0" 14
+	b0=$(cut_snapshot)
+	ip netns exec client "$UDPFLOOD" send -from "$(hostport "$CLI_ADDR" 5000)" -to "$(hostport "$SRV_ADDR" 5201)" \
+		-pps 100 -count 50 -seconds 1 >/dev/null
+	sleep 0.3
+	b1=$(cut_snapshot)
+	sleep_until "$t0" 21
+	CUT_HELD=$(cut_elements "$fam")
+	sleep_until "$t0" 22
+	read -r -a b <<< "$(cut_snapshot)"; c1=$(cpu_ticks)
+	CUT_SENT=$((b[0] - a[0])); CUT_STACK=$((b[1] - a[1])); CUT_FAR=$((b[2] - a[2]))
+	CUT_CPU=$(cpu_pct "$c0" "$c1")
+	read -r -a a <<< "$b0"; read -r -a b <<< "$b1"
+	CUT_BACK=$((b[3] - a[3])); CUT_BACK_STACK=$((b[4] - a[4]))
+	wait "$CUT_FLOOD_PID" 2>/dev/null || true
+	CUT_ACTIVE_AT_END=$(cut_elements "$fam")
+	log "cut flood (IPv$fam, $CUT_PPS pps): offloaded before $CUT_OFFLOADED; seconds 12-22: sent $CUT_SENT," \
+		"to stack $CUT_STACK, far side $CUT_FAR, router CPU $CUT_CPU %; 50 sent back at 14 s: $CUT_BACK at the server," \
+		"$CUT_BACK_STACK at the router's stack; cut elements at 21 s: $CUT_HELD; sender: $(cat /tmp/cut-flood.txt)"
+}
+
+# cut_many_flows_start SECONDS: CUT_FLOWS flows client:10000+i -> server:5201
+# (an echo), one datagram per flow per second, so each is established.
+cut_many_flows_start() {
+	ip netns exec server "$UDPFLOOD" echo -on 10.0.2.2:5201 -seconds "$(($1 + 2))" > /tmp/cut-echo.txt 2>&1 &
+	CUT_ECHO_PID=$!
+	sleep 0.3
+	ip netns exec client "$UDPFLOOD" flows -from 10.0.1.2 -base-port 10000 -flows "$CUT_FLOWS" \
+		-to 10.0.2.2:5201 -seconds "$1" > /tmp/cut-flows.txt 2>&1 &
+	CUT_FLOWS_PID=$!
+}
+cut_many_flows_wait() {
+	wait "$CUT_FLOWS_PID" 2>/dev/null || true
+	wait "$CUT_ECHO_PID" 2>/dev/null || true
+}
+# established_flows prints how many of the many flows conntrack holds both ways.
+established_flows() { conntrack -L -p udp --dport 5201 2>/dev/null | grep -v 'dport=5000 ' | grep -c 'sport=1[0-9]\{4\} ' || true; }
+
+# --- VM tests (Linux 6.12: a flowtable) -------------------------------------
+
+cut_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+ratio_le() { awk -v a="$1" -v k="$2" -v b="$3" 'BEGIN { exit !(a * k <= b) }'; } # A*K <= B
+cuts_active() { "$FASTPATH" cuts --json 2>/dev/null | jq -r '.active // "none"'; }
+
+# cut_router_or_fail NAME IN_FASTPATH EXPIRY [WATCH]
+cut_router_or_fail() {
+	local name=$1; shift
+	cut_router "$@" > /tmp/cut-setup.txt 2>&1 && return 0
+	fail "$name" "$(tr '\n' ' ' < /tmp/cut-setup.txt)"
+	cut_router_stop
+	return 1
+}
+
+# The seed-003 run without and with the setting: the cut flood's frames to
+# the router's stack and its CPU; both directions dropped; the cut held
+# while the flood goes on and gone 3 s (cut_expiry) after it stops.
+t_cut_udp_flood() {
+	local off_stack off_cpu off_sent
+	cut_router_or_fail cut/udp-flood-off 0 3 || return
+	cut_flood_run 4
+	off_stack=$CUT_STACK off_cpu=$CUT_CPU off_sent=$CUT_SENT
+	check cut/off-flow-offloaded "cut_in_fastpath=0: $CUT_OFFLOADED offloaded flows before the cut (want 1)" cut_ge "$CUT_OFFLOADED" 1
+	check cut/off-flood-reaches-stack "cut_in_fastpath=0: $off_stack of $off_sent frames reached the router's stack in seconds 12-22 (want >= 100000, else the comparison below means nothing: raise LAB_CUT_PPS)" \
+		cut_ge "$off_stack" 100000
+	cut_router_stop
+	topo_reset
+	cut_router_or_fail cut/udp-flood-on 1 3 || return
+	cut_flood_run 4
+	check cut/on-flow-offloaded "cut_in_fastpath=1: $CUT_OFFLOADED offloaded flows before the cut (want 1)" cut_ge "$CUT_OFFLOADED" 1
+	check cut/frames-to-stack "seconds 12-22: $CUT_STACK frames to the stack with cut_in_fastpath=1 against $off_stack without (want at most 1/100000)" \
+		ratio_le "$CUT_STACK" 100000 "$off_stack"
+	check cut/router-cpu "router CPU $CUT_CPU % with cut_in_fastpath=1 against $off_cpu % without (want at most 1/10)" \
+		ratio_le "$CUT_CPU" 10 "$off_cpu"
+	check cut/far-side-dropped "$CUT_FAR of $CUT_SENT flood frames reached the client in seconds 12-22 (want 0)" [ "$CUT_FAR" = 0 ]
+	check cut/both-directions "after the cut, of 50 frames client -> server $CUT_BACK reached the server and $CUT_BACK_STACK the router's stack (want 0 and 0; before it the server got $CUT_BACK_BEFORE, want >= 3)" \
+		eval "[ $CUT_BACK = 0 ] && [ $CUT_BACK_STACK = 0 ] && [ $CUT_BACK_BEFORE -ge 3 ]"
+	check cut/held-while-sending "cut4 held $CUT_HELD elements at second 21, 11 s after the cut with cut_expiry 3 (want 2: both tuples, refreshed by the flood)" \
+		[ "$CUT_HELD" = 2 ]
+	sleep 4.5
+	local left active
+	left=$(cut_elements 4); active=$(cuts_active)
+	check cut/expires "4.5 s after the flood stopped (cut_expiry 3): $left elements in cut4, fastpath cuts --json active=$active (want 0 and 0)" \
+		eval "[ $left = 0 ] && [ '$active' = 0 ]"
+	cut_router_stop
+}
+
+# A manual cut, then `fastpath verdict ... forward`: the flood arrives again.
+t_cut_forward() {
+	local a b c d far_cut far_fwd sent_fwd out
+	cut_router_or_fail cut/forward 1 10 0 || return
+	cut_establish 4
+	cut_flood_start 4 14 5000
+	sleep 2
+	out=$("$FASTPATH" cut --reason lab "$SRV_ADDR" 2>&1) || { fail cut/forward "fastpath cut $SRV_ADDR: $out"; cut_router_stop; return; }
+	sleep 1
+	read -r -a a <<< "$(cut_snapshot)"; sleep 3; read -r -a b <<< "$(cut_snapshot)"
+	far_cut=$((b[2] - a[2]))
+	out=$("$FASTPATH" verdict --proto udp --src "$CLI_ADDR" --sport 5000 --dst "$SRV_ADDR" --dport 5201 --reason lab forward 2>&1) ||
+		{ fail cut/forward "fastpath verdict ... forward: $out"; cut_router_stop; return; }
+	sleep 1
+	read -r -a c <<< "$(cut_snapshot)"; sleep 3; read -r -a d <<< "$(cut_snapshot)"
+	far_fwd=$((d[2] - c[2])); sent_fwd=$((d[0] - c[0]))
+	log "manual cut: $far_cut frames reached the client in 3 s; after forward: $far_fwd of $sent_fwd"
+	check cut/manual-cut-drops "fastpath cut $SRV_ADDR: $far_cut flood frames reached the client in 3 s (want 0)" [ "$far_cut" = 0 ]
+	check cut/forward-restores "after 'fastpath verdict forward': $far_fwd of $sent_fwd frames reached the client in 3 s (want at least 90 %)" \
+		eval "[ $sent_fwd -gt 0 ] && ratio_le $sent_fwd 0.9 $far_fwd"
+	wait "$CUT_FLOOD_PID" 2>/dev/null || true
+	cut_router_stop
+}
+
+# The same cut over IPv6: fd00:2::2 joins a watched ipv6_addr set.
+t_cut_ipv6() {
+	cut_router_or_fail cut/ipv6 1 10 || return
+	cut_flood_run 6
+	check cut/ipv6-flow-offloaded "IPv6: $CUT_OFFLOADED offloaded flows before the cut (want 1)" cut_ge "$CUT_OFFLOADED" 1
+	check cut/ipv6-frames-to-stack "IPv6, seconds 12-22: $CUT_STACK of $CUT_SENT flood frames reached the router's stack (want at most 1/100000)" \
+		eval "[ $CUT_SENT -gt 0 ] && ratio_le $CUT_STACK 100000 $CUT_SENT"
+	check cut/ipv6-far-side-dropped "IPv6: $CUT_FAR of $CUT_SENT flood frames reached the client (want 0)" [ "$CUT_FAR" = 0 ]
+	check cut/ipv6-both-directions "IPv6: of 50 frames client -> server after the cut, $CUT_BACK reached the server (want 0; before it $CUT_BACK_BEFORE, want >= 3)" \
+		eval "[ $CUT_BACK = 0 ] && [ $CUT_BACK_STACK = 0 ] && [ $CUT_BACK_BEFORE -ge 3 ]"
+	check cut/ipv6-held "cut6 held $CUT_HELD elements at second 21 (want 2)" [ "$CUT_HELD" = 2 ]
+	cut_router_stop
+}
