@@ -104,7 +104,8 @@ table netdev lab_stack {
 	}
 }
 NFT
-	ip netns exec client nft -f - <<'NFT'
+	[ $? = 0 ] || return 1
+	ip netns exec client nft -f - <<'NFT' || return 1
 table inet far {
 	counter far {
 	}
@@ -159,7 +160,9 @@ hostport() { case $1 in *:*) echo "[$1]:$2" ;; *) echo "$1:$2" ;; esac; }
 cut_router() {
 	cut_tools_present || return 1
 	topo_forward; uci_firewall 1 0
-	cut_blocklist_table; cut_config "$1" "$2" "${3:-1}"; cut_counters
+	cut_blocklist_table || { echo "cannot create the block list table lab_bl"; return 1; }
+	cut_config "$1" "$2" "${3:-1}"
+	cut_counters || { echo "cannot create the lab's counters"; return 1; }
 	cut_broker_start || return 1
 	fastpath_start || return 1
 	sleep 1
