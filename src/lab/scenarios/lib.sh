@@ -291,7 +291,12 @@ iperf_run() {
 iperf_field() {
 	awk -v unit="$1" '/receiver/ { for (i=1;i<=NF;i++) if ($i==unit) v=$(i-1) } END { print (v=="" ? 0 : v) }' "${2:-/tmp/iperf-last.txt}"
 }
-iperf_mbytes() { iperf_field MBytes "$@"; }
+# iperf_mbytes prints the received volume in MB (iperf3 picks the unit).
+iperf_mbytes() {
+	awk '/receiver/ { for (i=2;i<=NF;i++) {
+		if ($i=="KBytes") v=$(i-1)/1024; if ($i=="MBytes") v=$(i-1); if ($i=="GBytes") v=$(i-1)*1024 } }
+		END { printf "%.0f\n", v }' "${1:-/tmp/iperf-last.txt}"
+}
 
 # measure [SECONDS]: one repetition of a TCP stream server -> client. Sets
 # MBPS (received), SLOW and SLOW_TUN (slow-path packets in all / from the
