@@ -63,9 +63,7 @@ func (c controller) SetMode(ctx context.Context, mode string) (status.Status, er
 	if err != nil {
 		return status.Status{}, err
 	}
-	c.d.mu.Lock()
-	c.d.hwCorrected = "" // the user has spoken again
-	c.d.mu.Unlock()
+	c.d.saveHWCorrected("") // the user has spoken again
 	return c.Reload(ctx)
 }
 

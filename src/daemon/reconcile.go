@@ -30,9 +30,6 @@ type Reconciler struct {
 	cut  *engine.Engine
 	mu   sync.Mutex
 	last result
-	// hwCorrected remembers why flow_offloading_hw was set back to 0, so
-	// later plans still explain why hardware offload is not running.
-	hwCorrected string
 }
 
 // result is what the last reconcile decided and met.
@@ -82,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) (status.Status, error) {
 		return st, fmt.Errorf("%w: %v", ErrNotApplied, err)
 	}
 	res := result{snap: snap}
-	c := plan.Constraints{HWCorrected: r.hwCorrected}
+	c := plan.Constraints{HWCorrected: r.loadHWCorrected()}
 	p := plan.Make(snap, c)
 	if err := r.applyFlowtable(&p); err != nil && errors.Is(err, nft.ErrHardwareUnsupported) {
 		c.HardwareRefused = err.Error()
@@ -143,7 +140,7 @@ func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) {
 			r.Log.Warnf("a change staged in LuCI also touches %s.%s.%s: left pending", f.Package, f.Section, f.Option)
 		}
 		if f.Option == "flow_offloading_hw" {
-			r.hwCorrected = p.Mode.Reason
+			r.saveHWCorrected(p.Mode.Reason)
 		}
 	}
 }
@@ -165,7 +162,7 @@ func (r *Reconciler) Observe() error {
 		r.last = result{errs: []error{err}}
 		return err
 	}
-	r.last = result{snap: snap, plan: plan.Make(snap, plan.Constraints{HWCorrected: r.hwCorrected})}
+	r.last = result{snap: snap, plan: plan.Make(snap, plan.Constraints{HWCorrected: r.loadHWCorrected()})}
 	return nil
 }
 

@@ -228,6 +228,13 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	if expectFlowtable && st.Flows.Offloaded == 0 {
 		t.Errorf("no offloaded flow on a flowtable kernel: %+v", st.Flows)
 	}
+	// Another process (the CLI without the daemon's ubus object) still
+	// explains why hardware offload is not running after UCI says 0.
+	local, _ := exec.Command("ip", "netns", "exec", ns, bin, "status", "--json", "--root", root, "--ubus", sock+".none").Output()
+	var ls status.Status
+	if err := json.Unmarshal(local, &ls); err != nil || !strings.Contains(ls.Mode.Reason, "no flow-offload engine") {
+		t.Errorf("local status after the correction: %v, mode %+v", err, ls.Mode)
+	}
 	answers := map[string]json.RawMessage{"status": raw}
 	for _, c := range []struct {
 		method string
