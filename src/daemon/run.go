@@ -122,15 +122,17 @@ func (d *Daemon) reconcile(ctx context.Context, why string, announce bool) statu
 
 func (d *Daemon) event(name string, data any) { d.publish(name, data) }
 
-// watchLinks kicks a re-plan on link, address and route changes: one
+// watchLinks kicks a re-plan on link and IPv4 route changes, the inputs
+// of a plan that are not UCI (devices, and the routes to IPIP peers). One
 // rtnetlink socket on their multicast groups; what changed is read from
 // the system again by the next observation, so messages are not decoded.
+// Address events are left out: a plan does not depend on addresses, and
+// IPv6 autoconfiguration would re-plan for nothing.
 func (d *Daemon) watchLinks(ctx context.Context) {
-	groups := uint32(unix.RTMGRP_LINK | unix.RTMGRP_IPV4_IFADDR | unix.RTMGRP_IPV6_IFADDR |
-		unix.RTMGRP_IPV4_ROUTE | unix.RTMGRP_IPV6_ROUTE)
+	groups := uint32(unix.RTMGRP_LINK | unix.RTMGRP_IPV4_ROUTE)
 	conn, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{Groups: groups})
 	if err != nil {
-		d.Log.WithError(err).Warn("cannot watch links, addresses and routes: devices appearing later are picked up only on SIGHUP or reload")
+		d.Log.WithError(err).Warn("cannot watch links and routes: devices appearing later are picked up only on SIGHUP or reload")
 		return
 	}
 	go func() {
@@ -150,7 +152,7 @@ func (d *Daemon) watchLinks(ctx context.Context) {
 				continue
 			}
 			if len(msgs) > 0 {
-				d.Kick("link, address or route change")
+				d.Kick("link or route change")
 			}
 		}
 	}()
