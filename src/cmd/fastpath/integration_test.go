@@ -216,12 +216,18 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	if !strings.Contains(string(fw), "option flow_offloading_hw '0'") {
 		t.Errorf("flow_offloading_hw not corrected:\n%s", fw)
 	}
-	stream(t, ns, 6)
-	time.Sleep(2 * time.Second) // established, and offloaded where the kernel can
-	if raw, err = callJSON("status", nil); err != nil {
-		t.Fatal(err)
+	stream(t, ns, 15)
+	// Wait for the stream to be established (and offloaded where the
+	// kernel can): an emulated machine takes seconds to start iperf3.
+	for deadline := time.Now().Add(12 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		if raw, err = callJSON("status", nil); err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(raw, &st)
+		if (st.Flows.Total > 0 && (!expectFlowtable || st.Flows.Offloaded > 0)) || time.Now().After(deadline) {
+			break
+		}
 	}
-	json.Unmarshal(raw, &st)
 	if st.Flows.Total == 0 {
 		t.Errorf("no conntrack flow seen while a stream runs through the router: %+v", st.Flows)
 	}

@@ -6,7 +6,7 @@
 
 # Packages whose TestIntegration... tests need a real flowtable kernel
 # (paths under src/). Override with LAB_VMTEST_PKGS.
-LAB_VMTEST_PKGS_DEFAULT="nft"
+LAB_VMTEST_PKGS_DEFAULT="nft cmd/fastpath"
 
 lab_test() {
 	local work pkgs pkg name passed failed rc series

@@ -89,12 +89,18 @@ t_fw4_reload() {
 	sleep 3
 	local after; after=$(( $(slow_count) - s0 ))
 	local torn; torn=$(comm -12 <(echo "$before") <(torn_ports) | tr '\n' ' ')
+	local still; still=$(comm -23 <(echo "$before") <(offloaded_ports) | tr '\n' ' ')
 	wait "$ipid"
 	log "fw4-shaped: fw4 chain $f4 packets, $offl offloaded flows before reload, $after slow-path packets after, $(iperf_field Mbits/sec /tmp/fw4-iperf.txt) Mbit/s"
 	check fastpath/fw4-flows-in-fastpath "fw4's forward chain counted $f4 packets (want < $SLOW_MAX: only handshakes)" lt "$f4" "$SLOW_MAX"
 	check fastpath/fw4-flows-offloaded "$offl offloaded iperf3 flows before the reload (want >= 2)" ge "$offl" 2
 	check fastpath/fw4-reload-keeps-flows "$after slow-path packets after fw4's flowtable was replaced (want < $SLOW_MAX)" lt "$after" "$SLOW_MAX"
-	check fastpath/fw4-reload-tears-down-no-flow "offloaded flows (client ports) back in the slow path after the reload: $torn(want none)" [ -z "$torn" ]
+	# A packet of an offloaded flow reaches the slow path now and then even
+	# with no reload (measured in the lab), so a flow seen there once is no
+	# proof of a teardown: logged, not checked. The checks are the slow-path
+	# count above and every flow still offloaded afterwards.
+	log "flows seen in the slow path after the reload (information): $torn"
+	check fastpath/fw4-reload-flows-stay-offloaded "flows offloaded before the reload and not after: $still(want none)" [ -z "${still// /}" ]
 	fastpath_stop
 }
 
@@ -147,12 +153,14 @@ t_kill9() {
 	after=$(( $(slow_count) - s0 ))
 	h1=$(ft_handle)
 	local torn; torn=$(comm -12 <(echo "$before") <(torn_ports) | tr '\n' ' ')
+	local still; still=$(comm -23 <(echo "$before") <(offloaded_ports) | tr '\n' ' ')
 	wait "$ipid"; local rc=$?
 	local mbps; mbps=$(iperf_field Mbits/sec /tmp/kill9-iperf.txt)
 	log "kill -9: stream $mbps Mbit/s (iperf3 exit $rc), $after slow-path packets after the kill, flowtable handle $h0 -> $h1"
 	check fastpath/kill9-forwarding-continues "the stream ended with exit $rc at $mbps Mbit/s" eval "[ $rc = 0 ] && ge $mbps 1"
 	check fastpath/kill9-flows-not-torn-down "$after slow-path packets after kill -9 and restart (want < $SLOW_MAX)" lt "$after" "$SLOW_MAX"
-	check fastpath/kill9-restart-tears-down-no-flow "offloaded flows (client ports) back in the slow path after the restart: $torn(want none)" [ -z "$torn" ]
+	log "flows seen in the slow path after the restart (information, see t_fw4_reload): $torn"
+	check fastpath/kill9-flows-stay-offloaded "flows offloaded before the kill and not after the restart: $still(want none)" [ -z "${still// /}" ]
 	check fastpath/kill9-no-duplicate-tables "tables: $(nft list tables | tr '\n' ' ') (want one 'inet fastpath')" [ "$(tables_named 'inet fastpath$')" = 1 ]
 	check fastpath/kill9-flowtable-kept "flowtable handle $h0 -> $h1 (want unchanged: not recreated)" eval "[ -n '$h0' ] && [ '$h0' = '$h1' ]"
 	fastpath_stop
@@ -176,7 +184,7 @@ t_package_tests() {
 		if [ ! -x "$bin" ]; then fail "pkg/$pkg" "no test binary $bin (the host could not build it)"; continue; fi
 		log "package tests: src/$pkg"
 		rc=0
-		(cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 timeout 300 "$bin" -test.v -test.count=1) > "$out" 2>&1 || rc=$?
+		(cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 FASTPATH_BIN="$FASTPATH" timeout 300 "$bin" -test.v -test.count=1) > "$out" 2>&1 || rc=$?
 		grep -E '^--- (PASS|FAIL|SKIP): ' "$out" | while read -r _ verdict test _; do
 			case $verdict in
 			PASS:) pass "pkg/$pkg/$test" ;;
