@@ -11,7 +11,7 @@ bench_cut_flood() {
 	cut_router "$2" 10 > /tmp/cut-setup.txt 2>&1 || { bench_error "$1" "$(cat /tmp/cut-setup.txt)"; cut_router_stop; return; }
 	cut_flood_run 4
 	bench_record "$1" frames_sent="$CUT_SENT" frames_to_stack="$CUT_STACK" far_side_frames="$CUT_FAR" \
-		router_cpu_pct="$CUT_CPU" sender_cpu_pct="$CUT_SENDER_CPU" offloaded_before="$CUT_OFFLOADED" pps="$CUT_PPS"
+		router_cpu_pct="$CUT_CPU" router_softirq_pct="$CUT_SOFTIRQ" sender_cpu_pct="$CUT_SENDER_CPU" offloaded_before="$CUT_OFFLOADED" pps="$CUT_PPS"
 	cut_router_stop
 }
 bench_cut_off() { bench_cut_flood "$1" 0; }
