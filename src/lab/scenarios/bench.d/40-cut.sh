@@ -3,6 +3,7 @@
 # a UDP flood in the offloaded flow's reply direction, its sender listed at
 # second 10, counted from 12 to 22, with cut_in_fastpath on and off; and the
 # cost of the setting with many established flows beside a TCP stream.
+# shellcheck disable=SC2154 # here: the scenarios directory, set by bench.sh
 # shellcheck source=src/lab/scenarios/cut.sh
 . "$here/cut.sh"
 
