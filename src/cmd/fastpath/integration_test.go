@@ -101,7 +101,16 @@ func stream(t *testing.T, ns string, seconds int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	time.Sleep(300 * time.Millisecond)
+	// Listening, not just started: an emulated machine takes its time.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _ := exec.Command("ip", "netns", "exec", server, "ss", "-Hltn", "sport = :5201").Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no iperf3 server listening in the server namespace after 10 s")
+		}
+	}
 	cli := exec.Command("ip", "netns", "exec", client, "iperf3", "-c", "10.0.2.2", "-t", fmt.Sprint(seconds), "-b", "50M")
 	if err := cli.Start(); err != nil {
 		t.Fatal(err)

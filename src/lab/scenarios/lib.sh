@@ -276,7 +276,13 @@ cpu_pct() { # BEFORE AFTER (each "busy total")
 # client, the way downloads and the tunnel's rx path go).
 iperf_start() {
 	ip netns exec client iperf3 -s -D -1 -B 10.0.1.2 >/dev/null 2>&1
-	sleep 0.3
+	# Listening, not just started: a busy emulated machine takes its time.
+	local i
+	for i in $(seq 1 50); do
+		ip netns exec client ss -Hltn 'sport = :5201' | grep -q . && return 0
+		sleep 0.1
+	done
+	log "iperf_start: no iperf3 server listening after 5 s"
 }
 
 # iperf_run SECONDS [EXTRA...] prints the received Mbit/s of a TCP stream

@@ -42,9 +42,18 @@ t_software_offload() {
 	# with the host's load, the claim is about gigabytes.
 	measure_volume "$OFFLOAD_MBYTES" &
 	local mid=$!
-	sleep 4
-	local offl=-1
-	fastpath_status && offl=$(sj '.flows.offloaded // 0')
+	# Ask until the stream shows up offloaded or ends: on a busy host the
+	# emulated machine takes seconds to start a process.
+	local offl=-1 n
+	sleep 2
+	while kill -0 "$mid" 2>/dev/null; do
+		if fastpath_status; then
+			n=$(sj '.flows.offloaded // 0')
+			[ "$n" -gt "$offl" ] && offl=$n
+			[ "$offl" -ge 1 ] && break
+		fi
+		sleep 1
+	done
 	wait "$mid"
 	MBPS=$(iperf_field Mbits/sec); SLOW=$(cat /tmp/measure-slow)
 	local mb; mb=$(iperf_mbytes)
@@ -77,7 +86,7 @@ t_fw4_reload() {
 	topo_forward; topo_fw4; slow_setup; torn_setup
 	started_or_fail fastpath/fw4-reload || { return; }
 	iperf_start
-	ip netns exec server iperf3 -c 10.0.1.2 -t 8 -P 2 -f m > /tmp/fw4-iperf.txt 2>&1 &
+	ip netns exec server iperf3 -c 10.0.1.2 -t 15 -P 2 -f m > /tmp/fw4-iperf.txt 2>&1 &
 	local ipid=$!
 	sleep 3
 	f4=$(fw4_count)
@@ -140,7 +149,7 @@ t_kill9() {
 	started_or_fail fastpath/kill9 || { return; }
 	h0=$(ft_handle)
 	iperf_start
-	ip netns exec server iperf3 -c 10.0.1.2 -t 10 -f m > /tmp/kill9-iperf.txt 2>&1 &
+	ip netns exec server iperf3 -c 10.0.1.2 -t 20 -f m > /tmp/kill9-iperf.txt 2>&1 &
 	local ipid=$!
 	sleep 3
 	s0=$(slow_count)
