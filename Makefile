@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build cross ipk test test-unit test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
 
 all: build
 
@@ -47,13 +47,20 @@ test-pkg: ipk
 test-luci:
 	node --test luci-app/tests/
 
-test-vm: build
+# The lab's own tools: a UDP sender with fixed ports and rate, and a ubusd
+# stand-in so the daemon's ubus object and the CLI work inside the VM.
+lab-tools:
+	mkdir -p dist
+	go build -trimpath -o dist/udpflood ./src/lab/udpflood
+	go build -trimpath -o dist/testbroker ./src/lab/testbroker
+
+test-vm: build lab-tools
 	src/lab/lab test
 
-lab: deps build
+lab: deps build lab-tools
 	src/lab/lab demo
 
-bench: deps build
+bench: deps build lab-tools
 	src/lab/lab bench
 
 fuzz:

@@ -38,7 +38,7 @@ bench_record() {
 lab_modules() {
 	local m
 	for m in veth nf_tables nf_conntrack nf_flow_table nf_flow_table_inet nft_flow_offload \
-		nft_ct nft_counter nft_chain_nat ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
+		nft_ct nft_counter nft_chain_nat nf_nat nft_masq ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
 		modprobe -q "$m" 2>/dev/null || true
 	done
 }

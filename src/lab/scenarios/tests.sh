@@ -7,6 +7,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=src/lab/scenarios/lib.sh
 . "$here/lib.sh"
+# shellcheck source=src/lab/scenarios/cut.sh
+. "$here/cut.sh"
 
 SLOW_MAX=${LAB_SLOW_MAX:-20}
 OFFLOAD_MBYTES=${LAB_OFFLOAD_MBYTES:-2048}
@@ -226,6 +228,10 @@ else
 	run t_fw4_reload
 	run t_ipip_612
 	run t_kill9
+	run t_cut_udp_flood
+	run t_cut_forward
+	run t_cut_ipv6
+	run t_cut_blocklist_1000
 	t_package_tests
 fi
 topo_reset
