@@ -85,6 +85,9 @@ func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error
 	} else {
 		cuts, err = c.d.cut.CutTuple(ctx, r.Tuple, r.Reason, r.Trigger)
 	}
+	if cuts == nil {
+		cuts = []cut.Cut{}
+	}
 	return cuts, err
 }
 
@@ -108,7 +111,21 @@ func (c controller) Verdict(ctx context.Context, r rpc.VerdictRequest) ([]cut.Cu
 }
 
 func (c controller) Cuts(ctx context.Context) (cut.Summary, error) {
-	return c.d.cut.Summary(), nil
+	return nonNilSummary(c.d.cut.Summary()), nil
+}
+
+// nonNilSummary makes empty lists [] rather than null for JSON readers.
+func nonNilSummary(s cut.Summary) cut.Summary {
+	if s.Cuts == nil {
+		s.Cuts = []cut.Cut{}
+	}
+	if s.Blocklists == nil {
+		s.Blocklists = []cut.Blocklist{}
+	}
+	if s.Devices == nil {
+		s.Devices = []string{}
+	}
+	return s
 }
 
 // cutMatcher selects the cuts a release names: every cut with an end in

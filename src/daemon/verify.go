@@ -61,7 +61,7 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	} else {
 		st.Flows = counts
 	}
-	st.Cut = r.cut.Summary()
+	st.Cut = nonNilSummary(r.cut.Summary())
 	return st
 }
 

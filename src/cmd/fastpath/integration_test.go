@@ -75,6 +75,7 @@ func router(t *testing.T, firewall string) (ns, root string) {
 		run(t, append([]string{"ip"}, l...)...)
 	}
 	run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", "net.netfilter.nf_conntrack_acct=1").Run()
 	// A stateful rule, as fw4 has, so conntrack tracks forwarded flows.
 	run(t, "ip", "netns", "exec", ns, "nft", "add table inet fw4; add chain inet fw4 forward { type filter hook forward priority filter; policy accept; ct state established,related accept; }")
 	root = t.TempDir()
@@ -255,9 +256,10 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 		method string
 		args   map[string]any
 	}{
-		{"capabilities", nil}, {"flows", map[string]any{"limit": 10}}, {"cuts", nil},
-		{"cut", map[string]any{"address": "192.0.2.7", "reason": "integration test"}},
-		{"uncut", map[string]any{"address": "192.0.2.7"}},
+		{"capabilities", nil}, {"flows", map[string]any{"limit": 10}},
+		{"cut", map[string]any{"address": "10.0.2.2", "reason": "listed by the integration test"}},
+		{"cuts", nil},
+		{"uncut", map[string]any{"address": "10.0.2.2"}},
 		{"reload", nil},
 	} {
 		a, err := callJSON(c.method, c.args)
@@ -266,6 +268,13 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 			continue
 		}
 		answers[c.method] = a
+	}
+	var cutAnswer struct{ Count int }
+	json.Unmarshal(answers["cut"], &cutAnswer)
+	var cuts struct{ Active int }
+	json.Unmarshal(answers["cuts"], &cuts)
+	if cutAnswer.Count == 0 || cuts.Active == 0 {
+		t.Errorf("cutting the stream's far end cut nothing: cut %s, cuts active %d", answers["cut"], cuts.Active)
 	}
 	if _, err := callJSON("set", map[string]any{"mode": "turbo"}); err == nil || !strings.Contains(err.Error(), "mode") {
 		t.Errorf("set turbo: err %v, want INVALID_ARGUMENT naming mode", err)

@@ -42,13 +42,16 @@ t_software_offload() {
 	started_or_fail fastpath/software-offload || return
 	# A fixed volume, not a fixed time: the emulated machine's speed varies
 	# with the host's load, the claim is about gigabytes.
-	measure_volume "$OFFLOAD_MBYTES" &
-	local mid=$!
-	# Ask until the stream shows up offloaded or ends: on a busy host the
-	# emulated machine takes seconds to start a process.
-	local offl=-1 n
+	measure_volume "$OFFLOAD_MBYTES"
+	local vol=/tmp/iperf-volume.txt; cp /tmp/iperf-last.txt "$vol"
+	# Then a timed stream, long enough for the status to be asked during
+	# it (the volume above can pass in seconds): ask until it shows
+	# offloaded flows or ends.
+	iperf_start
+	ip netns exec server iperf3 -c 10.0.1.2 -t 15 -f m > /tmp/iperf-status.txt 2>&1 &
+	local sid=$! offl=-1 n
 	sleep 2
-	while kill -0 "$mid" 2>/dev/null; do
+	while kill -0 "$sid" 2>/dev/null; do
 		if fastpath_status; then
 			n=$(sj '.flows.offloaded // 0')
 			[ "$n" -gt "$offl" ] && offl=$n
@@ -56,7 +59,8 @@ t_software_offload() {
 		fi
 		sleep 1
 	done
-	wait "$mid"
+	kill "$sid" 2>/dev/null; wait "$sid" 2>/dev/null
+	cp "$vol" /tmp/iperf-last.txt
 	MBPS=$(iperf_field Mbits/sec); SLOW=$(cat /tmp/measure-slow)
 	local mb; mb=$(iperf_mbytes)
 	log "software offload: $MBPS Mbit/s, $mb MB, $SLOW slow-path packets; status showed $offl offloaded flows mid-stream"
