@@ -21,7 +21,7 @@ if [ "$skip" -gt 0 ]; then
 fi
 # Subtests may skip for a kernel feature this machine lacks, by name; the
 # VM lab runs them on kernels that have it.
-grep -A1 -- '^    --- SKIP' "$out" | grep -v -- '^--$' | sed 's/^ */test-root: kernel feature missing here: /' || true
+grep -B1 -- '^    --- SKIP' "$out" | grep -v -- '^--$' | sed 's/^ */test-root: kernel feature missing here: /' || true
 [ "$status" = 0 ] || grep -E 'FAIL|panic' "$out" | head -20 >&2
 echo "integration: $pass passed, $fail failed"
 exit "$status"
