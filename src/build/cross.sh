@@ -13,20 +13,8 @@ cd "$(dirname "$0")/../.."
 # sizes are the SDK's and nothing newer than Go 1.23 slips in.
 export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 
-# pkgarch -> Go target. The pkgarch is OpenWrt's package architecture name.
-goenv() {
-	case "$1" in
-	mips_24kc) echo "GOARCH=mips GOMIPS=softfloat" ;;
-	mipsel_24kc) echo "GOARCH=mipsle GOMIPS=softfloat" ;;
-	aarch64_cortex-a53) echo "GOARCH=arm64" ;;
-	arm_cortex-a7_neon-vfpv4) echo "GOARCH=arm GOARM=7" ;;
-	x86_64) echo "GOARCH=amd64" ;;
-	*)
-		echo "cross: unknown package architecture '$1' (known: mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x86_64)" >&2
-		return 1
-		;;
-	esac
-}
+# shellcheck source=/dev/null # arches.sh is checked on its own
+. src/build/arches.sh
 
 # OpenWrt version <PKG_VERSION>-r<N>: PKG_VERSION from the package recipe,
 # N the number of commits (since the tag v<PKG_VERSION>, if there is one),
@@ -47,7 +35,7 @@ package_version() {
 
 version=${FASTPATH_VERSION:-$(package_version)}
 ldflags="-s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$version"
-arches=${*:-mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x86_64}
+arches=${*:-$ARCHES}
 
 mkdir -p dist
 echo "$version" >dist/VERSION

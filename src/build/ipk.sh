@@ -19,10 +19,13 @@ die() {
 	exit 1
 }
 
+# shellcheck source=/dev/null # arches.sh is checked on its own
+. src/build/arches.sh
+
 [ -s dist/VERSION ] || die "dist/VERSION is missing: run src/build/cross.sh (make cross) first"
 version=$(cat dist/VERSION)
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
-arches=${*:-mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x86_64}
+arches=${*:-$ARCHES}
 
 # Budget for a router with 16 MiB of flash such as the Archer C7
 # (mips_24kc): 4 MiB for the binary, 1.6 MiB for its package. Flash sizes

@@ -15,19 +15,13 @@ cd "$(dirname "$0")/../.."
 export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 out=dist/test-cross
 
+# shellcheck source=/dev/null # arches.sh is checked on its own
+. src/build/arches.sh
+
 # target ARCH: "<qemu or -> <GOARCH=... words>" for a package architecture.
 target() {
-	case "$1" in
-	mips_24kc) echo "qemu-mips-static GOARCH=mips GOMIPS=softfloat" ;;
-	mipsel_24kc) echo "qemu-mipsel-static GOARCH=mipsle GOMIPS=softfloat" ;;
-	aarch64_cortex-a53) echo "qemu-aarch64-static GOARCH=arm64" ;;
-	arm_cortex-a7_neon-vfpv4) echo "qemu-arm-static GOARCH=arm GOARM=7" ;;
-	x86_64) echo "- GOARCH=amd64" ;;
-	*)
-		echo "test-cross: unknown package architecture '$1'" >&2
-		return 1
-		;;
-	esac
+	words=$(goenv "$1") || return 1
+	echo "$(qemu_user "$1") $words"
 }
 
 # One job, run through xargs: compile (or run) one package for one arch.
@@ -65,7 +59,7 @@ if [ "${1:-}" = "--compile" ] || [ "${1:-}" = "--run" ]; then
 	exit 0
 fi
 
-arches=${*:-mips_24kc mipsel_24kc aarch64_cortex-a53 arm_cortex-a7_neon-vfpv4 x86_64}
+arches=${*:-$ARCHES}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 for arch in $arches; do
