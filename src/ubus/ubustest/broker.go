@@ -470,18 +470,28 @@ func (b *Broker) response(c *client, m *ubus.Message) {
 	b.send(to, &r)
 }
 
-func (b *Broker) subscribe(c *client, m *ubus.Message) int {
+// subscriber finds the subscribing object of a (un)subscribe request,
+// which must be the caller's own, and the target id; a status otherwise.
+func (b *Broker) subscriber(c *client, m *ubus.Message) (*object, uint32, int) {
 	id, err1 := u32(m, ubus.AttrObjID)
 	tid, err2 := u32(m, ubus.AttrTarget)
 	if err1 != nil || err2 != nil {
-		return ubus.StatusInvalidArgument
+		return nil, 0, ubus.StatusInvalidArgument
 	}
 	o := b.objects[id]
 	if o == nil {
-		return ubus.StatusNotFound
+		return nil, 0, ubus.StatusNotFound
 	}
 	if o.client != c {
-		return ubus.StatusInvalidArgument
+		return nil, 0, ubus.StatusInvalidArgument
+	}
+	return o, tid, ubus.StatusOK
+}
+
+func (b *Broker) subscribe(c *client, m *ubus.Message) int {
+	o, tid, st := b.subscriber(c, m)
+	if st != ubus.StatusOK {
+		return st
 	}
 	t := b.objects[tid]
 	if t == nil {
@@ -499,17 +509,9 @@ func (b *Broker) subscribe(c *client, m *ubus.Message) int {
 }
 
 func (b *Broker) unsubscribe(c *client, m *ubus.Message) int {
-	id, err1 := u32(m, ubus.AttrObjID)
-	tid, err2 := u32(m, ubus.AttrTarget)
-	if err1 != nil || err2 != nil {
-		return ubus.StatusInvalidArgument
-	}
-	o := b.objects[id]
-	if o == nil {
-		return ubus.StatusNotFound
-	}
-	if o.client != c {
-		return ubus.StatusInvalidArgument
+	o, tid, st := b.subscriber(c, m)
+	if st != ubus.StatusOK {
+		return st
 	}
 	for _, t := range o.targets {
 		if t.id == tid {
