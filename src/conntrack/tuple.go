@@ -22,12 +22,7 @@ func protoNumber(name string) (uint8, error) {
 // FlowHasAddress reports whether either end of f, in the original or the
 // reply direction, lies in p (NAT hides the far end in one direction).
 func FlowHasAddress(f status.Flow, p netip.Prefix) bool {
-	for _, s := range []string{f.Original.Src, f.Original.Dst, f.Reply.Src, f.Reply.Dst} {
-		if a, err := netip.ParseAddr(s); err == nil && p.Contains(a.Unmap()) {
-			return true
-		}
-	}
-	return false
+	return f.Original.HasAddressIn(p) || f.Reply.HasAddressIn(p)
 }
 
 // tupleString formats a tuple for error messages, like conntrack -L.

@@ -1,8 +1,8 @@
 package rpc
 
 import (
-	"net/netip"
-
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
@@ -29,19 +29,6 @@ func (q FlowQuery) Match(f status.Flow) bool {
 	if q.Address == "" {
 		return true
 	}
-	prefix, err := netip.ParsePrefix(q.Address)
-	if err != nil {
-		a, err := netip.ParseAddr(q.Address)
-		if err != nil {
-			return false
-		}
-		prefix = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
-	}
-	prefix = netip.PrefixFrom(prefix.Addr().Unmap(), min(prefix.Bits(), prefix.Addr().Unmap().BitLen()))
-	for _, s := range []string{f.Original.Src, f.Original.Dst, f.Reply.Src, f.Reply.Dst} {
-		if a, err := netip.ParseAddr(s); err == nil && prefix.Contains(a.Unmap()) {
-			return true
-		}
-	}
-	return false
+	p, err := cut.ParsePrefix(q.Address)
+	return err == nil && conntrack.FlowHasAddress(f, p)
 }
