@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
@@ -16,13 +17,7 @@ func StatusText(st status.Status) string {
 	fmt.Fprintf(&b, "platform    %s, soc %s: %s\n", orDash(p.BoardName), orDash(p.SoC), p.HWOffloadReason)
 	k := st.Flowtable.Kernel
 	if k.FlowtablePresent {
-		flags := []string{}
-		if k.Hardware {
-			flags = append(flags, "offload")
-		}
-		if k.Counter {
-			flags = append(flags, "counter")
-		}
+		flags := Flags(nft.Spec{Hardware: k.Hardware, Counter: k.Counter})
 		fmt.Fprintf(&b, "flowtable   %s %s in the kernel: devices %s, flags %s%s\n", st.Flowtable.Table, st.Flowtable.Name,
 			list(k.Devices), list(flags), yesNo(st.Flowtable.InSync, "", " (differs from the plan: "+list(st.Flowtable.Devices)+")"))
 	} else {
