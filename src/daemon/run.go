@@ -30,6 +30,8 @@ type Daemon struct {
 	watch   blocklistWatch
 	// runMu serialises whole reconcile passes: the loop and ubus calls.
 	runMu sync.Mutex
+	// mode is the effective mode the last pass left, to tell a change.
+	mode string
 }
 
 // New makes a daemon over a reconciler.
@@ -102,8 +104,12 @@ func (d *Daemon) settle(ctx context.Context) {
 func (d *Daemon) reconcile(ctx context.Context, why string, announce bool) status.Status {
 	d.runMu.Lock()
 	defer d.runMu.Unlock()
-	before := d.Status(ctx).Mode.Effective
+	if d.mode == "" { // the first pass: what the kernel has before it
+		d.mode = d.Status(ctx).Mode.Effective
+	}
+	before := d.mode
 	st, err := d.Reconcile(ctx)
+	d.mode = st.Mode.Effective
 	log := d.Log.WithField("trigger", why)
 	if err != nil {
 		log.WithError(err).Error("reconcile")
