@@ -122,7 +122,8 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 // must stay below the socket's size limit.
 const insertChunk = 128
 
-// insert adds both tuples of every cut to the sets, in batches. When a
+// insert adds both tuples of every cut to the sets, in batches; the first
+// batch that goes in attaches the ingress chains that are missing. When a
 // batch fails because a set is full, it adds that batch cut by cut, so
 // what fits is dropped in the fast path and the rest falls back to
 // conntrack deletion alone.
@@ -135,10 +136,7 @@ func (e *Engine) insert(cuts []cut.Cut) {
 			full += e.insertOneByOne(chunk)
 			continue
 		}
-		err := e.queue(chunk)
-		if err == nil {
-			err = e.nft.Flush()
-		}
+		err := e.flushWithChains(func() error { return e.queue(chunk) })
 		switch {
 		case err == nil:
 			for i := range chunk {
@@ -150,6 +148,7 @@ func (e *Engine) insert(cuts []cut.Cut) {
 			e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; they fall back to conntrack deletion", len(chunk), err))
 		}
 	}
+	e.scheduleIdleCheckAfterInsert()
 	if full > 0 {
 		e.note(fmt.Sprintf("cut: the cut sets are full (cut_set_size %d): %d cut(s) fell back to conntrack deletion only; raise fastpath.main.cut_set_size", e.cfg.SetSize, full))
 	}
@@ -158,10 +157,7 @@ func (e *Engine) insert(cuts []cut.Cut) {
 // insertOneByOne adds cuts one batch each and returns how many did not fit.
 func (e *Engine) insertOneByOne(cuts []cut.Cut) (full int) {
 	for i := range cuts {
-		err := e.queue(cuts[i : i+1])
-		if err == nil {
-			err = e.nft.Flush()
-		}
+		err := e.flushWithChains(func() error { return e.queue(cuts[i : i+1]) })
 		if err == nil {
 			cuts[i].InFastpath = true
 			continue
@@ -200,52 +196,4 @@ func (e *Engine) queue(cuts []cut.Cut) error {
 		}
 	}
 	return nil
-}
-
-// Release clears the cuts match selects (verdict forward): their elements
-// leave the sets, so the flows may be offloaded again. Elements that
-// expired meanwhile are skipped. It returns how many cuts it released.
-func (e *Engine) Release(ctx context.Context, match func(cut.Cut) bool) (int, error) {
-	sum := e.Summary()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	var firstErr error
-	for _, c := range sum.Cuts {
-		if !match(c) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		released := false
-		for _, t := range []cut.Tuple{c.Original, c.Reply} {
-			key, v6, err := cut.Key(t)
-			if err != nil || !c.InFastpath {
-				continue
-			}
-			set := e.set4
-			if v6 {
-				set = e.set6
-			}
-			// Each delete in its own batch: deleting an element that has
-			// just expired fails the whole batch with ENOENT.
-			if err := e.nft.SetDeleteElements(set, []nftables.SetElement{{Key: key}}); err == nil {
-				err = e.nft.Flush()
-				if err == nil {
-					released = true
-				} else if !errors.Is(err, os.ErrNotExist) && !isNoEnt(err) && firstErr == nil {
-					firstErr = err
-				}
-			}
-		}
-		delete(e.cuts, c.Original.String())
-		if released || !c.InFastpath {
-			n++
-		}
-	}
-	if firstErr != nil {
-		return n, fmt.Errorf("release: %w", firstErr)
-	}
-	return n, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/google/nftables"
-	"github.com/google/nftables/expr"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -40,6 +39,11 @@ type Engine struct {
 	index *prefixIndex // of lists; nil when it must be rebuilt
 	nowFn func() time.Time
 
+	hooked     map[string]bool // chain names attached in the kernel
+	chainFails map[string]bool // devices whose chain the kernel refused
+	idleGen    uint64          // the idle check that counts; older timers do nothing
+	idleDue    time.Time       // when it runs; zero when none is scheduled
+
 	afterInsert func(cuts int) // tests: called once a batch of cuts is in the sets
 }
 
@@ -67,19 +71,24 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 		return nil, fmt.Errorf("cut engine: open nftables netlink: %w", err)
 	}
 	return &Engine{
-		ct:    ct,
-		nft:   conn,
-		log:   log,
-		cfg:   cut.DefaultConfig(),
-		cuts:  map[string]*record{},
-		lists: map[string]*listState{},
-		nowFn: time.Now,
+		ct:         ct,
+		nft:        conn,
+		log:        log,
+		cfg:        cut.DefaultConfig(),
+		cuts:       map[string]*record{},
+		lists:      map[string]*listState{},
+		nowFn:      time.Now,
+		hooked:     map[string]bool{},
+		chainFails: map[string]bool{},
 	}, nil
 }
 
-// Sync makes the table, its sets and one ingress chain per device match
-// devices and cfg. It is idempotent: with nothing changed it sends nothing
-// that touches live elements. A vanished device loses its chain. A change
+// Sync makes the table and its sets match cfg and records devices. The
+// ingress chains, one per device, are attached only while the sets hold
+// cuts (the first insert attaches them, the idle check detaches them), so
+// Sync keeps them only when elements outlived a restart. It is idempotent:
+// with nothing changed it sends nothing that touches live elements. A
+// vanished device loses its chain. A change
 // of cut_expiry or cut_set_size re-creates the sets, which resets active
 // cuts. A kernel without the netdev family leaves cuts to conntrack
 // deletion; the summary's reason says so and Sync returns nil.
@@ -94,6 +103,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	e.devices = cut.SortedDevices(devices)
 	e.synced = true
 	e.warnings = nil
+	e.chainFails = map[string]bool{}
 
 	if !cfg.Enabled || !cfg.InFastpath {
 		e.inFast = false
@@ -116,6 +126,8 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	fresh, err := e.ensureSets(table, set4, set6)
 	if err != nil {
 		e.inFast = false
+		e.hooked = map[string]bool{}
+		e.stopIdleCheck()
 		if isNoNetdev(err) {
 			e.reason = "this kernel has no nftables netdev family (CONFIG_NF_TABLES_NETDEV, OpenWrt package kmod-nft-netdev): a cut deletes the conntrack entry only"
 			e.log.Warn(e.reason)
@@ -128,8 +140,19 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	if fresh {
 		e.cuts = map[string]*record{}
 	}
-	e.syncChains()
 	e.inFast = true
+	n, longest, err := e.liveElements()
+	if err != nil {
+		e.warn("cut: " + err.Error() + ": the ingress chains stay attached")
+		n, longest = 1, cfg.Expiry
+	}
+	if n > 0 {
+		e.syncChains()
+		e.scheduleIdleCheck(longest + idleSlack)
+	} else {
+		e.stopIdleCheck()
+		e.removeChains()
+	}
 	e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped at ingress (priority %d) on %d device(s)", cut.Priority, len(e.devices))
 	if len(e.devices) == 0 {
 		e.reason = "cut_in_fastpath is on, but there are no flowtable devices yet: cut connections are dropped once there are"
@@ -169,83 +192,11 @@ func (e *Engine) ensureSets(table *nftables.Table, set4, set6 *nftables.Set) (fr
 	return true, e.nft.Flush()
 }
 
-// syncChains adds the chains of new devices, repairs chains whose rules
-// are not ours, and removes the chains of devices no longer listed. Each
-// device goes in its own batch so one missing device spoils no other.
-func (e *Engine) syncChains() {
-	want := map[string]string{} // chain name -> device
-	for _, d := range e.devices {
-		want[cut.ChainName(d)] = d
-	}
-	chains, err := e.nft.ListChainsOfTableFamily(nftables.TableFamilyNetdev)
-	if err != nil {
-		e.warnings = append(e.warnings, "cut: list chains: "+err.Error())
-		return
-	}
-	have := map[string]*nftables.Chain{}
-	for _, c := range chains {
-		if c.Table != nil && c.Table.Name == cut.TableName {
-			have[c.Name] = c
-		}
-	}
-	for name, c := range have {
-		if _, ok := want[name]; ok {
-			continue
-		}
-		c.Table = e.table
-		e.nft.FlushChain(c)
-		e.nft.DelChain(c)
-		if err := e.nft.Flush(); err != nil {
-			e.warnings = append(e.warnings, fmt.Sprintf("cut: remove chain %s: %v", name, err))
-		}
-	}
-	for _, d := range e.devices {
-		name := cut.ChainName(d)
-		if c, ok := have[name]; ok {
-			c.Table = e.table
-			rules, err := e.nft.GetRules(e.table, c)
-			if err == nil && len(rules) == 2 && e.rulesMatch(rules) {
-				continue
-			}
-			e.nft.FlushChain(c)
-		} else {
-			e.nft.AddChain(chainFor(e.table, d))
-		}
-		c := chainFor(e.table, d)
-		e.nft.AddRule(cutRule(e.table, c, e.set4, false, e.cfg.Expiry))
-		e.nft.AddRule(cutRule(e.table, c, e.set6, true, e.cfg.Expiry))
-		if err := e.nft.Flush(); err != nil {
-			msg := fmt.Sprintf("cut: device %s: ingress chain not created: %v (does the device exist?)", d, err)
-			e.warnings = append(e.warnings, msg)
-			e.log.Warn(msg)
-		}
-	}
-}
-
-// rulesMatch reports whether the rules read back are the two cut rules
-// of the current sets and expiry.
-func (e *Engine) rulesMatch(rules []*nftables.Rule) bool {
-	for i, r := range rules {
-		set := []*nftables.Set{e.set4, e.set6}[i]
-		var lookup, dynset bool
-		for _, x := range r.Exprs {
-			switch x := x.(type) {
-			case *expr.Lookup:
-				lookup = x.SetName == set.Name
-			case *expr.Dynset:
-				dynset = x.SetName == set.Name && x.Timeout == e.cfg.Expiry && x.Operation == unix.NFT_DYNSET_OP_UPDATE
-			}
-		}
-		if !lookup || !dynset || len(r.Exprs) != 10 {
-			return false
-		}
-	}
-	return true
-}
-
 // removeTable deletes the table if it is there.
 func (e *Engine) removeTable() error {
 	e.cuts = map[string]*record{}
+	e.hooked = map[string]bool{}
+	e.stopIdleCheck()
 	if _, err := e.nft.ListTableOfFamily(cut.TableName, nftables.TableFamilyNetdev); err != nil {
 		return nil
 	}

@@ -114,6 +114,7 @@ type flow struct {
 	serverSent         atomic.Uint64
 	stop               context.CancelFunc
 	done               chan struct{}
+	closeSockets       func() // frees the ports for a new flow of the same tuple
 }
 
 func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery time.Duration, maxFrames uint64) *flow {
@@ -201,7 +202,8 @@ func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery 
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-f.done; srv.Close(); cli.Close() })
+	f.closeSockets = func() { cancel(); <-f.done; srv.Close(); cli.Close() }
+	t.Cleanup(f.closeSockets)
 	return f
 }
 

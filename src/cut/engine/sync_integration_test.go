@@ -11,15 +11,46 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 )
 
-// TestIntegrationSyncMatchesRender: what Sync builds lists exactly like
-// what Render's text builds when nft loads it in another namespace.
+// TestIntegrationSyncMatchesRender: with no cut, Sync builds the sets and
+// no chain, and removes chains of the table it finds; once a cut is in,
+// the table lists exactly like what Render's text builds when nft loads it
+// in another namespace (set elements aside).
 func TestIntegrationSyncMatchesRender(t *testing.T) {
 	cfg := testConfig()
+	cfg.Expiry = 30 * time.Second
 	r := newRig(t, "fpcs", cfg)
-	built, err := r.lab.Exec(r.lab.Router, "nft", "list", "table", "netdev", cut.TableName)
-	if err != nil {
+	list := func(ns string) string {
+		t.Helper()
+		out, err := r.lab.Exec(ns, "nft", "-t", "list", "table", "netdev", cut.TableName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := list(r.lab.Router), cut.Render(nil, cfg); got != want {
+		t.Errorf("Sync with no cut built:\n%s\nwant the sets alone:\n%s", got, want)
+	}
+	// Chains left by an earlier run with no element behind them go.
+	stale := "add chain netdev " + cut.TableName + " in_lan0 { type filter hook ingress device \"lan0\" priority -500; policy accept; }\n" +
+		"add rule netdev " + cut.TableName + " in_lan0 ip saddr . ip daddr . meta l4proto . th sport . th dport @cut4 drop\n"
+	if err := r.lab.Nft(r.lab.Router, stale); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(list(r.lab.Router), "chain in_lan0") {
+		t.Fatal("loading Render's text added no chain")
+	}
+	if err := r.eng.Sync([]string{"lan0", "wan0"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if out := list(r.lab.Router); strings.Contains(out, "chain ") {
+		t.Errorf("Sync with empty sets kept chains:\n%s", out)
+	}
+
+	tu := cut.Tuple{Proto: "udp", Src: "192.0.2.1", Dst: "192.0.2.2", SrcPort: 1, DstPort: 2}
+	if _, err := r.eng.CutTuple(context.Background(), tu, "render", "test"); err != nil {
+		t.Fatal(err)
+	}
+	built := list(r.lab.Router)
 	// The server namespace gets veths named like the router's to load the text.
 	if _, err := r.lab.Exec(r.lab.Server, "ip", "link", "add", "lan0", "type", "veth", "peer", "name", "wan0"); err != nil {
 		t.Fatal(err)
@@ -27,12 +58,8 @@ func TestIntegrationSyncMatchesRender(t *testing.T) {
 	if err := r.lab.Nft(r.lab.Server, cut.Render([]string{"wan0", "lan0"}, cfg)); err != nil {
 		t.Fatalf("nft rejects Render's text: %v", err)
 	}
-	loaded, err := r.lab.Exec(r.lab.Server, "nft", "list", "table", "netdev", cut.TableName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if built != loaded {
-		t.Errorf("Sync and Render differ:\n--- Sync\n%s--- nft -f Render\n%s", built, loaded)
+	if loaded := list(r.lab.Server); built != loaded {
+		t.Errorf("Sync plus a cut and Render differ:\n--- Sync, cut\n%s--- nft -f Render\n%s", built, loaded)
 	}
 }
 
@@ -96,6 +123,10 @@ func TestIntegrationSyncIdempotent(t *testing.T) {
 	}
 	if out := list(); !strings.Contains(out, "timeout 5s") || strings.Contains(out, "timeout 30s") {
 		t.Errorf("expiry change not applied:\n%s", out)
+	}
+	// The re-created sets are empty: no chain stays attached.
+	if out := list(); strings.Contains(out, "chain ") {
+		t.Errorf("chains kept with empty re-created sets:\n%s", out)
 	}
 
 	cfg.InFastpath = false
