@@ -44,7 +44,8 @@ type Engine struct {
 	idleGen    uint64          // the idle check that counts; older timers do nothing
 	idleDue    time.Time       // when it runs; zero when none is scheduled
 
-	afterInsert func(cuts int) // tests: called once a batch of cuts is in the sets
+	afterInsert func(cuts int)      // tests: called once a batch of cuts is in the sets
+	afterDelete func(d deletedElem) // tests: called after Release deletes an element
 }
 
 // record is what the kernel's elements do not say about a cut.

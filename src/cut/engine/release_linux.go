@@ -54,10 +54,10 @@ func (e *Engine) Release(ctx context.Context, match func(cut.Cut) bool) (int, er
 	case len(back) > 0:
 		names := make([]string, len(back))
 		for i, d := range back {
-			names[i] = d.tuple.String()
+			names[i] = d.tuple.String() + " (set " + d.set.Name + ")"
 		}
-		return n, fmt.Errorf("release: the element of %s in set %s came back after %d deletes (frames in flight re-add it): run the verdict again",
-			strings.Join(names, ", "), back[0].set.Name, releaseChecks+1)
+		return n, fmt.Errorf("release: still cut: the element of %s came back after each of %d deletes (frames in flight re-add it); run the verdict again",
+			strings.Join(names, "; "), releaseChecks+1)
 	}
 	return n, nil
 }
@@ -119,7 +119,13 @@ func (e *Engine) deleteElem(d deletedElem) error {
 	if err := e.nft.SetDeleteElements(d.set, []nftables.SetElement{{Key: d.key}}); err != nil {
 		return err
 	}
-	return e.nft.Flush()
+	if err := e.nft.Flush(); err != nil {
+		return err
+	}
+	if e.afterDelete != nil {
+		e.afterDelete(d)
+	}
+	return nil
 }
 
 func isGone(err error) bool { return errors.Is(err, os.ErrNotExist) || isNoEnt(err) }
