@@ -140,20 +140,10 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	e.table, e.set4, e.set6 = table, set4, set6
 	if fresh {
 		e.cuts = map[string]*record{}
+		e.hooked = map[string]bool{} // went with the old table
 	}
 	e.inFast = true
-	n, longest, err := e.liveElements()
-	if err != nil {
-		e.warn("cut: " + err.Error() + ": the ingress chains stay attached")
-		n, longest = 1, cfg.Expiry
-	}
-	if n > 0 {
-		e.syncChains()
-		e.scheduleIdleCheck(longest + idleSlack)
-	} else {
-		e.stopIdleCheck()
-		e.removeChains()
-	}
+	e.syncAttachment()
 	e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped at ingress (priority %d) on %d device(s)", cut.Priority, len(e.devices))
 	if len(e.devices) == 0 {
 		e.reason = "cut_in_fastpath is on, but there are no flowtable devices yet: cut connections are dropped once there are"

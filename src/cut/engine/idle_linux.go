@@ -84,3 +84,27 @@ func (e *Engine) checkIdle() {
 		e.log.Debug("cut: no cut left: ingress chains detached")
 	}
 }
+
+// syncAttachment brings the chains in line with the sets for Sync. With
+// chains attached, the idle check owns their removal and only the devices
+// are brought up to date; without, the sets are read, since elements that
+// outlived a restart need their chains back. The caller holds e.mu.
+func (e *Engine) syncAttachment() {
+	if len(e.hooked) > 0 {
+		e.syncChains()
+		e.scheduleIdleCheckAfterInsert()
+		return
+	}
+	n, longest, err := e.liveElements()
+	if err != nil {
+		e.warn("cut: " + err.Error() + ": the ingress chains are attached until the sets can be read")
+		n, longest = 1, e.cfg.Expiry
+	}
+	if n == 0 {
+		e.stopIdleCheck()
+		e.removeChains()
+		return
+	}
+	e.syncChains()
+	e.scheduleIdleCheck(longest + idleSlack)
+}
