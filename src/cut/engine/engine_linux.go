@@ -86,12 +86,12 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 
 // Sync makes the table and its sets match cfg and records devices. The
 // ingress chains, one per device, are attached only while the sets hold
-// cuts (the first insert attaches them, the idle check detaches them), so
-// Sync keeps them only when elements outlived a restart. It is idempotent:
-// with nothing changed it sends nothing that touches live elements. A
-// vanished device loses its chain. A change
-// of cut_expiry or cut_set_size re-creates the sets, which resets active
-// cuts. A kernel without the netdev family leaves cuts to conntrack
+// cuts (the first insert attaches them, the idle check detaches them):
+// Sync brings attached chains up to date with devices, attaches them when
+// elements outlived a restart, and otherwise removes them. It is
+// idempotent: with nothing changed it sends nothing that touches live
+// elements. A change of cut_expiry or cut_set_size re-creates the sets,
+// which resets active cuts. A kernel without the netdev family leaves cuts to conntrack
 // deletion; the summary's reason says so and Sync returns nil.
 func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	cfg, err := cfg.Normalized()
