@@ -24,9 +24,13 @@ for f in "$here"/bench.d/*.sh; do
 done
 
 only=${LAB_BENCH_ONLY:-}
-reps=${LAB_BENCH_REPS:-3}
+reps=${LAB_BENCH_REPS:-5}
+n=${#BENCH_NAMES[@]}
 for rep in $(seq 1 "$reps"); do
-	for i in "${!BENCH_NAMES[@]}"; do
+	# Each repetition starts one scenario later, so no scenario always runs
+	# right after the same neighbour.
+	for k in $(seq 0 $((n - 1))); do
+		i=$(((k + rep - 1) % n))
 		name=${BENCH_NAMES[$i]}
 		if [ -n "$only" ] && ! echo "$name" | grep -qE "$only"; then continue; fi
 		log "bench $name (repetition $rep/$reps)"

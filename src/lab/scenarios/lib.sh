@@ -38,7 +38,7 @@ bench_record() {
 lab_modules() {
 	local m
 	for m in veth nf_tables nf_conntrack nf_flow_table nf_flow_table_inet nft_flow_offload \
-		nft_ct nft_counter nft_chain_nat nf_nat nft_masq ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
+		nft_ct nft_counter nft_chain_nat nf_nat nft_masq nft_limit nft_reject nft_reject_inet nft_exthdr nft_rt nft_log nft_nat ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
 		modprobe -q "$m" 2>/dev/null || true
 	done
 }
@@ -143,6 +143,108 @@ table inet fw4 {
 NFT
 }
 topo_fw4() { fw4_ruleset | nft -f -; uci_firewall 1 0; }
+
+# fw4_router_ruleset is what firewall4 renders for the lab's zones with
+# offloading off: the slow path every forwarded packet of an OpenWrt router
+# takes (raw, mangle, filter and nat chains; zone jumps; MSS clamping; a
+# rule that lets iperf3 in from the wan zone; masquerade on wan).
+fw4_router_ruleset() {
+	cat <<'NFT'
+table inet fw4
+delete table inet fw4
+table inet fw4 {
+	chain input {
+		type filter hook input priority filter; policy drop;
+		iifname "lo" accept
+		ct state vmap { established : accept, related : accept }
+		tcp flags syn / fin,syn,rst,ack jump syn_flood
+		iifname "lan0" jump input_lan
+		iifname "wan0" jump input_wan
+		jump handle_reject
+	}
+	chain forward {
+		type filter hook forward priority filter; policy drop;
+		ct state vmap { established : accept, related : accept }
+		iifname "lan0" jump forward_lan
+		iifname "wan0" jump forward_wan
+		jump handle_reject
+	}
+	chain output {
+		type filter hook output priority filter; policy accept;
+		oifname "lo" accept
+		ct state vmap { established : accept, related : accept }
+		oifname "lan0" jump output_lan
+		oifname "wan0" jump output_wan
+	}
+	chain prerouting {
+		type filter hook prerouting priority filter; policy accept;
+		iifname "lan0" jump helper_lan
+	}
+	chain handle_reject {
+		meta l4proto tcp reject with tcp reset
+		reject
+	}
+	chain syn_flood {
+		limit rate 25/second burst 50 packets return
+		drop
+	}
+	chain input_lan { ct status dnat accept; jump accept_from_lan; }
+	chain output_lan { jump accept_to_lan; }
+	chain forward_lan { jump accept_to_wan; jump accept_to_lan; }
+	chain helper_lan { }
+	chain accept_from_lan { iifname "lan0" counter accept; }
+	chain accept_to_lan { oifname "lan0" counter accept; }
+	chain input_wan {
+		meta nfproto ipv4 udp dport 68 counter accept
+		icmp type echo-request counter accept
+		meta nfproto ipv6 udp dport 546 counter accept
+		ct status dnat accept
+		jump reject_from_wan
+	}
+	chain output_wan { jump accept_to_wan; }
+	chain forward_wan {
+		icmp type echo-request counter accept
+		meta nfproto ipv6 icmpv6 type { destination-unreachable, time-exceeded, packet-too-big, parameter-problem } counter accept
+		tcp dport 5201 counter accept comment "!fw4: Allow-iperf3"
+		ct status dnat accept
+		jump reject_to_wan
+	}
+	chain accept_to_wan { meta nfproto ipv4 oifname "wan0" ct state invalid counter drop; oifname "wan0" counter accept; }
+	chain reject_from_wan { iifname "wan0" counter jump handle_reject; }
+	chain reject_to_wan { oifname "wan0" counter jump handle_reject; }
+	chain dstnat { type nat hook prerouting priority dstnat; policy accept; }
+	chain srcnat {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "wan0" jump srcnat_wan
+	}
+	chain srcnat_wan { meta nfproto ipv4 masquerade; }
+	chain raw_prerouting { type filter hook prerouting priority raw; policy accept; }
+	chain raw_output { type filter hook output priority raw; policy accept; }
+	chain mangle_prerouting { type filter hook prerouting priority mangle; policy accept; }
+	chain mangle_postrouting { type filter hook postrouting priority mangle; policy accept; }
+	chain mangle_input { type filter hook input priority mangle; policy accept; }
+	chain mangle_output { type route hook output priority mangle; policy accept; }
+	chain mangle_forward {
+		type filter hook forward priority mangle; policy accept;
+		iifname "wan0" tcp flags syn tcp option maxseg size set rt mtu
+		oifname "wan0" tcp flags syn tcp option maxseg size set rt mtu
+	}
+}
+NFT
+}
+topo_fw4_router() { fw4_router_ruleset | nft -f -; }
+
+# wire_frames: the client and server send and take frames no larger than
+# the link's MTU, as on an Ethernet wire. Without it veths hand the router
+# 64 KB TCP super-packets, and every per-packet cost (the slow path's most
+# of all) is paid once per 40-odd frames.
+wire_frames() {
+	local ns
+	for ns in client server; do
+		ip netns exec "$ns" ethtool -K eth0 tso off gso off gro off >/dev/null 2>&1 ||
+			log "wire_frames: ethtool -K eth0 in $ns failed"
+	done
+}
 fw4_reload() { fw4_ruleset | nft -f -; }
 fw4_count() { nft list counter inet fw4 fw4_forward 2>/dev/null | awk '/packets/ { print $2; exit }'; }
 
@@ -259,9 +361,11 @@ offloaded_ports() {
 
 # torn_setup: the slow-path chain also notes the port of every iperf3 flow
 # it sees; a flow torn down from its flowtable sends its next packet there.
+# FIN and RST segments take the slow path by design (the flowtable hands
+# a closing flow back to conntrack), so they mark nothing.
 torn_setup() {
 	nft add set inet lab torn '{ type inet_service; flags dynamic; }'
-	nft add rule inet lab slow meta l4proto tcp ct original proto-dst 5201 update @torn '{ ct original proto-src }'
+	nft add rule inet lab slow meta l4proto tcp ct original proto-dst 5201 'tcp flags & (fin | rst) == 0' update @torn '{ ct original proto-src }'
 }
 torn_reset() { nft flush set inet lab torn; }
 torn_ports() { nft -j list set inet lab torn | jq -r '.nftables[].set.elem[]?' | sort -u; }

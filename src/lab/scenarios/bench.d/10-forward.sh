@@ -1,19 +1,24 @@
 # shellcheck shell=bash
 # Plain forwarding between two veths: the slow path, the seed's hand-written
-# flowtable, and fastpath's daemon deciding the same on its own.
+# flowtable, and fastpath's daemon deciding the same on its own. The router
+# is an OpenWrt router: firewall4's ruleset is loaded (offloading off in it),
+# so the slow path is the one a router really takes, and the endpoints send
+# wire-sized frames (see wire_frames) rather than veth super-packets.
+
+forward_router() { topo_forward; wire_frames; topo_fw4_router; slow_setup; }
 
 bench_forward_slowpath() {
-	topo_forward; slow_setup; measure
+	forward_router; measure
 	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW" router_cpu_pct="$CPU"
 }
 
 bench_forward_nft_by_hand() {
-	topo_forward; slow_setup; nft_by_hand "lan0, wan0"; measure
+	forward_router; nft_by_hand "lan0, wan0"; measure
 	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW" router_cpu_pct="$CPU"
 }
 
 bench_forward_fastpath() {
-	topo_forward; uci_firewall 1 0; slow_setup
+	forward_router; uci_firewall 1 0
 	fastpath_start > /tmp/fastpath-start.err || { bench_error "$1" "$(cat /tmp/fastpath-start.err)"; return; }
 	measure_daemon
 	bench_record "$1" throughput_mbps="$MBPS" slowpath_packets="$SLOW" router_cpu_pct="$CPU" daemon_cpu_pct="$DAEMON_CPU"
