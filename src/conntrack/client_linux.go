@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/mdlayher/netlink"
@@ -19,7 +20,16 @@ import (
 type Client struct {
 	conn *ct.Conn
 	raw  *netlink.Conn // batched deletes
+
+	// The lean dump's own socket, so a cut's deletes can run while it reads.
+	dumpMu   sync.Mutex
+	dumpConn *netlink.Conn
+	dumpBuf  []byte
 }
+
+// dumpBufSize holds one read of a dump: the kernel fills at most about
+// 32 KiB per read.
+const dumpBufSize = 64 << 10
 
 // Open connects to ctnetlink in the current network namespace.
 func Open() (*Client, error) {
@@ -32,12 +42,19 @@ func Open() (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("open ctnetlink: %w", err)
 	}
-	return &Client{conn: c, raw: raw}, nil
+	dc, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
+	if err != nil {
+		raw.Close()
+		c.Close()
+		return nil, fmt.Errorf("open ctnetlink: %w", err)
+	}
+	return &Client{conn: c, raw: raw, dumpConn: dc, dumpBuf: make([]byte, dumpBufSize)}, nil
 }
 
 // Close releases the netlink sockets.
 func (c *Client) Close() error {
 	c.raw.Close()
+	c.dumpConn.Close()
 	return c.conn.Close()
 }
 

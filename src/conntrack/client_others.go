@@ -31,6 +31,18 @@ type Subscription struct{}
 func (c *Client) Subscribe() (*Subscription, error)            { return nil, errNotLinux }
 func (s *Subscription) Run(context.Context, func(Event)) error { return errNotLinux }
 
+// TupleDump tells how a lean dump went; only on Linux.
+type TupleDump struct {
+	Entries   int
+	Skipped   int
+	FirstSkip error
+}
+
+func (c *Client) EachTuple(func(status.Flow) bool) (TupleDump, error) {
+	return TupleDump{}, errNotLinux
+}
+func (c *Client) Tuples() ([]status.Flow, TupleDump, error) { return nil, TupleDump{}, errNotLinux }
+
 func (c *Client) DeleteMany(flows []status.Flow) []error {
 	errs := make([]error, len(flows))
 	for i := range errs {

@@ -1,0 +1,178 @@
+//go:build linux
+
+package conntrack
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	ct "github.com/ti-mo/conntrack"
+)
+
+// More ctnetlink numbers (uapi/linux/netfilter/nfnetlink_conntrack.h); the
+// tuple ones are in deletemany_linux.go.
+const (
+	ctaTupleReply = 2
+	ctaStatus     = 3
+	ctaID         = 12
+)
+
+// nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from an
+// attribute's type.
+const nlaTypeMask = 0x3fff
+
+var errShortAttr = errors.New("attribute runs past its parent")
+
+// parseEntry reads the part of one conntrack entry a cut needs (its two
+// tuples, status word and id) from the attributes of a ctnetlink message,
+// skipping the rest (counters, timestamps, labels, protocol state). The
+// result goes through mapFlow like a full dump's entries, so both report
+// a flow the same way.
+func parseEntry(attrs []byte) (ct.Flow, error) {
+	var f ct.Flow
+	var haveOrig, haveReply bool
+	for len(attrs) > 0 {
+		typ, val, rest, err := nextAttr(attrs)
+		if err != nil {
+			return f, err
+		}
+		attrs = rest
+		switch typ {
+		case ctaTupleOrig:
+			if f.TupleOrig, err = parseTuple(val); err != nil {
+				return f, fmt.Errorf("original tuple: %w", err)
+			}
+			haveOrig = true
+		case ctaTupleReply:
+			if f.TupleReply, err = parseTuple(val); err != nil {
+				return f, fmt.Errorf("reply tuple: %w", err)
+			}
+			haveReply = true
+		case ctaStatus:
+			if len(val) != 4 {
+				return f, fmt.Errorf("status of %d bytes, want 4", len(val))
+			}
+			f.Status = ct.Status(binary.BigEndian.Uint32(val))
+		case ctaID:
+			if len(val) != 4 {
+				return f, fmt.Errorf("id of %d bytes, want 4", len(val))
+			}
+			f.ID = binary.BigEndian.Uint32(val)
+		}
+	}
+	if !haveOrig || !haveReply {
+		return f, errors.New("entry lacks its original or reply tuple")
+	}
+	return f, nil
+}
+
+// parseTuple reads CTA_TUPLE_IP and CTA_TUPLE_PROTO; the zone is ignored.
+func parseTuple(b []byte) (ct.Tuple, error) {
+	var t ct.Tuple
+	var haveProto bool
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			return t, err
+		}
+		b = rest
+		switch typ {
+		case ctaTupleIP:
+			if t.IP, err = parseIPTuple(val); err != nil {
+				return t, err
+			}
+		case ctaTupleProto:
+			if t.Proto, err = parseProtoTuple(val); err != nil {
+				return t, err
+			}
+			haveProto = true
+		}
+	}
+	if !t.IP.SourceAddress.IsValid() || !t.IP.DestinationAddress.IsValid() || !haveProto {
+		return t, errors.New("tuple lacks an address or its protocol")
+	}
+	if t.IP.SourceAddress.Is4() != t.IP.DestinationAddress.Is4() {
+		return t, errors.New("tuple mixes IPv4 and IPv6 addresses")
+	}
+	return t, nil
+}
+
+func parseIPTuple(b []byte) (ct.IPTuple, error) {
+	var ip ct.IPTuple
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			return ip, err
+		}
+		b = rest
+		want := 4
+		if typ == ctaIPv6Src || typ == ctaIPv6Dst {
+			want = 16
+		}
+		a, ok := netip.AddrFromSlice(val)
+		if !ok || len(val) != want {
+			return ip, fmt.Errorf("address attribute %d of %d bytes, want %d", typ, len(val), want)
+		}
+		switch typ {
+		case ctaIPv4Src, ctaIPv6Src:
+			ip.SourceAddress = a
+		case ctaIPv4Dst, ctaIPv6Dst:
+			ip.DestinationAddress = a
+		default:
+			return ip, fmt.Errorf("unknown address attribute %d", typ)
+		}
+	}
+	return ip, nil
+}
+
+// parseProtoTuple reads the protocol and, for port-based protocols, the
+// ports (network byte order). ICMP's id, type and code are not ports and
+// are skipped, as the full dump's mapping leaves them out too.
+func parseProtoTuple(b []byte) (ct.ProtoTuple, error) {
+	var p ct.ProtoTuple
+	var haveNum bool
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			return p, err
+		}
+		b = rest
+		switch typ {
+		case ctaProtoNum:
+			if len(val) != 1 {
+				return p, fmt.Errorf("protocol number of %d bytes, want 1", len(val))
+			}
+			p.Protocol, haveNum = val[0], true
+		case ctaProtoSrcPort, ctaProtoDstPort:
+			if len(val) != 2 {
+				return p, fmt.Errorf("port of %d bytes, want 2", len(val))
+			}
+			if typ == ctaProtoSrcPort {
+				p.SourcePort = binary.BigEndian.Uint16(val)
+			} else {
+				p.DestinationPort = binary.BigEndian.Uint16(val)
+			}
+		}
+	}
+	if !haveNum {
+		return p, errors.New("protocol tuple lacks the protocol number")
+	}
+	return p, nil
+}
+
+// nextAttr splits the first netlink attribute (native-endian length and
+// type, value padded to 4 bytes) off b.
+func nextAttr(b []byte) (typ uint16, val, rest []byte, err error) {
+	if len(b) < 4 {
+		return 0, nil, nil, errShortAttr
+	}
+	n := int(binary.NativeEndian.Uint16(b[0:2]))
+	if n < 4 || n > len(b) {
+		return 0, nil, nil, errShortAttr
+	}
+	typ = binary.NativeEndian.Uint16(b[2:4]) & nlaTypeMask
+	next := min((n+3)&^3, len(b))
+	return typ, b[4:n], b[next:], nil
+}
