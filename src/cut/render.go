@@ -54,9 +54,11 @@ const (
 	key6 = "ip6 saddr . ip6 daddr . meta l4proto . th sport . th dport"
 )
 
-// Render returns the table as nft text, the way Sync builds it. With the
-// cut disabled or not in the fast path there is no table: the text says so
-// in a comment. Non-first fragments and PPPoE-encapsulated frames carry no
+// Render returns the table as nft text, as it stands while a cut is
+// active: the sets are always there, the ingress chains only while the sets
+// hold a cut, so no frame pays for the lookup otherwise. With the cut
+// disabled or not in the fast path there is no table: the text says so in
+// a comment. Non-first fragments and PPPoE-encapsulated frames carry no
 // transport header where the rule looks, so they never match.
 func Render(devices []string, cfg Config) string {
 	var b strings.Builder
@@ -82,6 +84,9 @@ func Render(devices []string, cfg Config) string {
 		fmt.Fprintf(&b, "\t}\n\n")
 	}
 	devs := SortedDevices(devices)
+	if len(devs) > 0 {
+		b.WriteString("\t# the ingress chains are attached only while a cut is in the sets\n")
+	}
 	for _, d := range devs {
 		fmt.Fprintf(&b, "\tchain %s {\n", ChainName(d))
 		fmt.Fprintf(&b, "\t\ttype filter hook ingress device %q priority %d; policy accept;\n", d, Priority)
