@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/google/nftables"
+	"github.com/sirupsen/logrus"
 )
 
 // CutAddress cuts every TCP and UDP connection with an end in p, in the
@@ -55,19 +57,7 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string) ([]cut.Cut, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var cuts []cut.Cut
-	for _, f := range flows {
-		if f.Proto != "tcp" && f.Proto != "udp" {
-			continue
-		}
-		if _, _, _, err := cut.ParseTuple(f.Original); err != nil {
-			continue
-		}
-		cuts = append(cuts, cut.Cut{
-			Original: f.Original, Reply: f.Reply, Reason: reason, Trigger: trigger,
-			Since: e.nowFn(), ExpiresIn: e.cfg.Expiry, Expires: e.cfg.Expiry.Seconds(),
-		})
-	}
+	cuts := e.newCuts(nil, flows, func(int) (string, string) { return reason, trigger })
 	if len(cuts) == 0 {
 		return nil, nil
 	}
@@ -85,6 +75,33 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return cuts, e.finishCuts(cuts)
+}
+
+// newCuts appends a cut for every TCP and UDP flow with a usable tuple;
+// why(i) gives the reason and trigger of flows[i]. The caller holds e.mu.
+func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (reason, trigger string)) []cut.Cut {
+	for i, f := range flows {
+		if f.Proto != "tcp" && f.Proto != "udp" {
+			continue
+		}
+		if _, _, _, err := cut.ParseTuple(f.Original); err != nil {
+			continue
+		}
+		reason, trigger := why(i)
+		cuts = append(cuts, cut.Cut{
+			Original: f.Original, Reply: f.Reply, Reason: reason, Trigger: trigger,
+			Since: e.nowFn(), ExpiresIn: e.cfg.Expiry, Expires: e.cfg.Expiry.Seconds(),
+		})
+	}
+	return cuts
+}
+
+// finishCuts records cuts that are in the sets (or fell back) and deletes
+// their conntrack entries, then logs one line per trigger. The caller
+// holds e.mu.
+func (e *Engine) finishCuts(cuts []cut.Cut) error {
+	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
 	del := make([]status.Flow, len(cuts))
 	for i, c := range cuts {
 		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
@@ -93,7 +110,9 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 		} else {
 			e.cuts[c.Original.String()] = &record{Cut: c} // reported for one expiry
 		}
-		e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
+		if debug {
+			e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
+		}
 	}
 	var errs []error
 	for i, err := range e.ct.DeleteMany(del) {
@@ -111,11 +130,36 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 			errs = append(errs, err)
 		}
 	}
-	e.log.WithFields(map[string]any{"connections": len(cuts), "reason": reason, "trigger": trigger}).Info("cut")
-	if len(errs) > 0 {
-		return cuts, fmt.Errorf("cut: %d of %d conntrack deletes failed, first: %w", len(errs), len(cuts), errs[0])
+	for _, g := range byTrigger(cuts) {
+		e.log.WithFields(map[string]any{"connections": g.n, "reason": g.reason, "trigger": g.trigger}).Info("cut")
 	}
-	return cuts, nil
+	if len(errs) > 0 {
+		return fmt.Errorf("cut: %d of %d conntrack deletes failed, first: %w", len(errs), len(cuts), errs[0])
+	}
+	return nil
+}
+
+type triggerGroup struct {
+	trigger, reason string // reason: of the group's last cut
+	n               int
+}
+
+// byTrigger counts cuts by trigger, sorted by trigger.
+func byTrigger(cuts []cut.Cut) []triggerGroup {
+	var groups []triggerGroup
+	at := map[string]int{}
+	for _, c := range cuts {
+		i, ok := at[c.Trigger]
+		if !ok {
+			i = len(groups)
+			at[c.Trigger] = i
+			groups = append(groups, triggerGroup{trigger: c.Trigger})
+		}
+		groups[i].n++
+		groups[i].reason = c.Reason
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].trigger < groups[j].trigger })
+	return groups
 }
 
 // insertChunk bounds how many cuts go in one netlink batch: one message
@@ -128,12 +172,24 @@ const insertChunk = 128
 // what fits is dropped in the fast path and the rest falls back to
 // conntrack deletion alone.
 func (e *Engine) insert(cuts []cut.Cut) {
-	full := 0
+	var run insertRun
+	e.insertMore(&run, cuts)
+	e.insertDone(&run)
+}
+
+// insertRun carries what one cut learns across the batches it inserts:
+// once a set is full, later batches go in cut by cut.
+type insertRun struct {
+	full int // cuts that did not fit
+}
+
+// insertMore inserts cuts as part of run. The caller holds e.mu.
+func (e *Engine) insertMore(run *insertRun, cuts []cut.Cut) {
 	for lo := 0; lo < len(cuts); lo += insertChunk {
 		hi := min(lo+insertChunk, len(cuts))
 		chunk := cuts[lo:hi]
-		if full > 0 {
-			full += e.insertOneByOne(chunk)
+		if run.full > 0 {
+			run.full += e.insertOneByOne(chunk)
 			continue
 		}
 		err := e.flushWithChains(func() error { return e.queue(chunk) })
@@ -143,14 +199,19 @@ func (e *Engine) insert(cuts []cut.Cut) {
 				chunk[i].InFastpath = true
 			}
 		case isSetFull(err):
-			full += e.insertOneByOne(chunk)
+			run.full += e.insertOneByOne(chunk)
 		default:
 			e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; they fall back to conntrack deletion", len(chunk), err))
 		}
 	}
+}
+
+// insertDone schedules the idle check and reports a full set, once per
+// run. The caller holds e.mu.
+func (e *Engine) insertDone(run *insertRun) {
 	e.scheduleIdleCheckAfterInsert()
-	if full > 0 {
-		e.note(fmt.Sprintf("cut: the cut sets are full (cut_set_size %d): %d cut(s) fell back to conntrack deletion only; raise fastpath.main.cut_set_size", e.cfg.SetSize, full))
+	if run.full > 0 {
+		e.note(fmt.Sprintf("cut: the cut sets are full (cut_set_size %d): %d cut(s) fell back to conntrack deletion only; raise fastpath.main.cut_set_size", e.cfg.SetSize, run.full))
 	}
 }
 

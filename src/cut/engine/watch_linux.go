@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -287,45 +286,6 @@ func (e *Engine) watchFiles(ctx context.Context, ino *os.File) error {
 			}
 		}
 	}
-}
-
-// cutListed cuts, with one conntrack dump, every flow with an end in
-// only (or, when only is nil, in any list).
-func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
-	e.mu.Lock()
-	ix := e.listIndex()
-	e.mu.Unlock()
-	var want *prefixIndex
-	if only != nil {
-		want = buildIndex(map[string]*listState{"": {prefixes: setOf(only)}})
-	}
-	t0 := time.Now()
-	flows, err := e.ct.Flows(conntrack.Filter{})
-	if err != nil {
-		return err
-	}
-	e.log.Debugf("cut: conntrack dump of %d entries took %v", len(flows), time.Since(t0))
-	byTrigger := map[string][]status.Flow{}
-	reasons := map[string]string{}
-	for _, f := range flows {
-		p, trig, ok := flowListed(ix, f)
-		if !ok {
-			continue
-		}
-		if want != nil {
-			if _, _, hit := flowListed(want, f); !hit {
-				continue
-			}
-		}
-		byTrigger[trig] = append(byTrigger[trig], f)
-		reasons[trig] = "far end " + p.String() + " is on a watched block list"
-	}
-	for _, trig := range sortedKeys(byTrigger) {
-		if _, err := e.cutFlows(ctx, byTrigger[trig], reasons[trig], trig); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // cutNewFlow cuts a connection conntrack just created if an end of it is

@@ -1,0 +1,122 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
+
+// listedBatch is a run of flows the dump matched against the block lists,
+// with why each is cut.
+type listedBatch struct {
+	flows  []status.Flow
+	causes []cause
+}
+
+type cause struct{ reason, trigger string }
+
+// listedBatchSize is how many matches the dump hands over at a time: small
+// enough that the first ones are in the sets while the kernel still walks
+// its table, large enough that a batch pays for its netlink round trip.
+var listedBatchSize = 128
+
+// cutListed cuts every flow with an end in only (or, when only is nil, in
+// any list). A goroutine reads the conntrack table and matches its
+// entries while this one puts the matches in the sets as they come, so
+// the first are dropped before the table is read to its end. The
+// conntrack entries are deleted once every match is in the sets: a flow's
+// elements are in before its entry goes, and no entry goes while the
+// kernel walks the table.
+func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
+	e.mu.Lock()
+	ix := e.listIndex()
+	e.mu.Unlock()
+	var want *prefixIndex
+	if only != nil {
+		want = buildIndex(map[string]*listState{"": {prefixes: setOf(only)}})
+	}
+	batches := make(chan listedBatch, 64)
+	var dump conntrack.TupleDump
+	var dumpErr error
+	var dumpTook time.Duration
+	t0 := time.Now()
+	go func() {
+		defer close(batches)
+		var b listedBatch
+		dump, dumpErr = e.ct.EachTuple(func(f status.Flow) bool {
+			if f.Proto != "tcp" && f.Proto != "udp" {
+				return true
+			}
+			p, trig, ok := flowListed(ix, f)
+			if !ok {
+				return true
+			}
+			if want != nil {
+				if _, _, hit := flowListed(want, f); !hit {
+					return true
+				}
+			}
+			b.flows = append(b.flows, f)
+			b.causes = append(b.causes, cause{"far end " + p.String() + " is on a watched block list", trig})
+			if len(b.flows) == listedBatchSize {
+				batches <- b
+				b = listedBatch{}
+			}
+			return true
+		})
+		dumpTook = time.Since(t0)
+		if len(b.flows) > 0 {
+			batches <- b
+		}
+	}()
+
+	var cuts []cut.Cut
+	var run insertRun
+	var inserting time.Duration
+	for b := range batches {
+		e.mu.Lock()
+		lo := len(cuts)
+		cuts = e.newCuts(cuts, b.flows, func(i int) (string, string) { return b.causes[i].reason, b.causes[i].trigger })
+		if fresh := cuts[lo:]; len(fresh) > 0 {
+			t := time.Now()
+			if e.inFast {
+				e.insertMore(&run, fresh)
+			}
+			inserting += time.Since(t)
+			if e.afterInsert != nil {
+				e.afterInsert(len(fresh))
+			}
+		}
+		e.mu.Unlock()
+	}
+	e.log.Debugf("cut: conntrack dump of %d entries took %v (%d cuts in the sets after %v, %v of it inserting)", dump.Entries, dumpTook, len(cuts), time.Since(t0), inserting)
+	if dump.Skipped > 0 {
+		e.log.Warnf("cut: %d of %d conntrack entries could not be read and were not checked against the block lists (first: %v)", dump.Skipped, dump.Entries, dump.FirstSkip)
+	}
+	if dumpErr != nil {
+		dumpErr = fmt.Errorf("cut: %w; the flows matched before it are cut", dumpErr)
+	}
+	if len(cuts) == 0 {
+		return dumpErr
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inFast {
+		e.insertDone(&run)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	err := e.finishCuts(cuts)
+	e.log.Debugf("cut: %d flows: conntrack deletes %v", len(cuts), time.Since(t1))
+	return errors.Join(dumpErr, err)
+}
