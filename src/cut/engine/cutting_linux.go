@@ -163,8 +163,11 @@ func byTrigger(cuts []cut.Cut) []triggerGroup {
 }
 
 // insertChunk bounds how many cuts go in one netlink batch: one message
-// must stay below the socket's size limit.
-const insertChunk = 128
+// must stay below the socket's size limit. 256 cuts are at most 512
+// elements, about 35 KB for IPv6 (68 bytes each): a sixth of the default
+// send buffer (212,992 bytes; about 116 KB on 32-bit routers). Against
+// 128 it saves commits when a thousand flows are cut at once.
+const insertChunk = 256
 
 // insert adds both tuples of every cut to the sets, in batches; the first
 // batch that goes in attaches the ingress chains that are missing. When a

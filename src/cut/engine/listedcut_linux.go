@@ -23,10 +23,11 @@ type listedBatch struct {
 
 type cause struct{ reason, trigger string }
 
-// listedBatchSize is how many matches the dump hands over at a time: small
-// enough that the first ones are in the sets while the kernel still walks
-// its table, large enough that a batch pays for its netlink round trip.
-var listedBatchSize = 128
+// listedBatchSize is how many matches the dump hands over at a time: small,
+// so the first ones are in the sets while the kernel still walks its
+// table; the inserts join batches that wait (up to insertChunk) when they
+// fall behind.
+const listedBatchSize = 64
 
 // cutListed cuts every flow with an end in only (or, when only is nil, in
 // any list). A goroutine reads the conntrack table and matches its
@@ -82,6 +83,7 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	var run insertRun
 	var inserting time.Duration
 	for b := range batches {
+		b = gatherWaiting(b, batches, insertChunk)
 		e.mu.Lock()
 		lo := len(cuts)
 		cuts = e.newCuts(cuts, b.flows, func(i int) (string, string) { return b.causes[i].reason, b.causes[i].trigger })
@@ -119,4 +121,23 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	err := e.finishCuts(cuts)
 	e.log.Debugf("cut: %d flows: conntrack deletes %v", len(cuts), time.Since(t1))
 	return errors.Join(dumpErr, err)
+}
+
+// gatherWaiting appends the batches already waiting in the channel to b,
+// up to about max flows: when the inserts fall behind the dump, fewer and
+// larger netlink batches catch up faster.
+func gatherWaiting(b listedBatch, batches <-chan listedBatch, max int) listedBatch {
+	for len(b.flows) < max {
+		select {
+		case more, ok := <-batches:
+			if !ok {
+				return b
+			}
+			b.flows = append(b.flows, more.flows...)
+			b.causes = append(b.causes, more.causes...)
+		default:
+			return b
+		}
+	}
+	return b
 }
