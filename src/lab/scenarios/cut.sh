@@ -13,10 +13,11 @@ CUT_PPS=${LAB_CUT_PPS:-10000}     # the flood's fixed rate (1200-byte datagrams:
 CUT_FLOWS=${LAB_CUT_FLOWS:-1000}  # concurrent flows of the many-connections runs
 # Block-list addition to the last of 1,000 flows cut. The figure,
 # 100 ms, is asserted on real hardware speed by cut/engine's
-# TestIntegrationWatchNftSet (make test-root, this machine's own kernel);
-# under TCG emulation the same work takes several times longer, so the VM
-# asserts that the cut is prompt at emulated speed and logs the figure.
-CUT_LATENCY_MS=${LAB_CUT_LATENCY_MS:-1000}
+# TestIntegrationWatchNftSet (make test-root, this machine's own kernel:
+# about 11 ms); under TCG emulation the same work takes about ten times
+# longer (104-112 ms measured), so the VM asserts a bound with room for a
+# loaded host and logs the figure.
+CUT_LATENCY_MS=${LAB_CUT_LATENCY_MS:-300}
 CUT_UBUS=/var/run/ubus/ubus.sock # the default path: the daemon and the CLI find it alone
 
 # cut_tools_present: the flood sender and the ubusd stand-in, built on the host.
