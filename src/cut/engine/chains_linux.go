@@ -47,14 +47,8 @@ func (e *Engine) syncChains() {
 	}
 	e.hooked = map[string]bool{}
 	for name, c := range have {
-		if _, ok := want[name]; ok {
-			continue
-		}
-		e.nft.FlushChain(c)
-		e.nft.DelChain(c)
-		if err := e.nft.Flush(); err != nil {
-			e.hooked[name] = true // still there
-			e.warn(fmt.Sprintf("cut: remove chain %s: %v", name, err))
+		if _, ok := want[name]; !ok {
+			e.detach(name, c)
 		}
 	}
 	for _, d := range e.devices {
@@ -160,12 +154,18 @@ func (e *Engine) removeChains() {
 	}
 	e.hooked = map[string]bool{}
 	for name, c := range have {
-		e.nft.FlushChain(c)
-		e.nft.DelChain(c)
-		if err := e.nft.Flush(); err != nil {
-			e.hooked[name] = true
-			e.warn(fmt.Sprintf("cut: remove chain %s: %v", name, err))
-		}
+		e.detach(name, c)
+	}
+}
+
+// detach deletes one chain in its own batch; a chain the kernel keeps
+// stays marked in hooked.
+func (e *Engine) detach(name string, c *nftables.Chain) {
+	e.nft.FlushChain(c)
+	e.nft.DelChain(c)
+	if err := e.nft.Flush(); err != nil {
+		e.hooked[name] = true
+		e.warn(fmt.Sprintf("cut: remove chain %s: %v", name, err))
 	}
 }
 
