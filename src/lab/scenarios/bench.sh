@@ -1,10 +1,11 @@
 #!/bin/bash
 # Runs inside the lab VM: every bench scenario registered for this kernel
-# series, LAB_BENCH_REPS times, interleaved (rep 1 of each, then rep 2, ...)
-# so that drift of the emulated machine spreads evenly over the scenarios.
+# series, LAB_BENCH_REPS times (or as many as it asks for), interleaved
+# (rep 1 of each, then rep 2, ...) so that drift of the emulated machine
+# spreads evenly over the scenarios.
 # Each repetition appends one JSON line to /lab-results/runs.jsonl.
 # Scenarios live in bench.d/*.sh and register themselves with
-#   bench_scenario NAME SERIES FUNCTION
+#   bench_scenario NAME SERIES FUNCTION [REPS]
 # (SERIES: 6.12, 7 or "any"); FUNCTION gets a fresh router and must call
 # bench_record NAME key=number... or bench_error NAME reason.
 set -u
@@ -12,9 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=src/lab/scenarios/lib.sh
 . "$here/lib.sh"
 
-BENCH_NAMES=(); BENCH_FUNCS=()
+reps=${LAB_BENCH_REPS:-5}
+BENCH_NAMES=(); BENCH_FUNCS=(); BENCH_REPS=()
+# bench_scenario NAME SERIES FUNCTION [REPS]: REPS (at least LAB_BENCH_REPS)
+# for rows compared to within a few percent.
 bench_scenario() {
-	case $2 in any | "$LAB_KERNEL_SERIES") BENCH_NAMES+=("$1"); BENCH_FUNCS+=("$3") ;; esac
+	local r=${4:-$reps}
+	[ "$r" -lt "$reps" ] && r=$reps
+	case $2 in any | "$LAB_KERNEL_SERIES") BENCH_NAMES+=("$1"); BENCH_FUNCS+=("$3"); BENCH_REPS+=("$r") ;; esac
 }
 bench_error() { printf '{"name":"%s","kernel":"%s","error":"%s"}\n' "$1" "$LAB_KERNEL" "$(echo "$2" | tr -d '"\\' | tr '\n' ' ')" | tee -a "$RESULTS/runs.jsonl"; }
 
@@ -24,16 +30,18 @@ for f in "$here"/bench.d/*.sh; do
 done
 
 only=${LAB_BENCH_ONLY:-}
-reps=${LAB_BENCH_REPS:-5}
 n=${#BENCH_NAMES[@]}
-for rep in $(seq 1 "$reps"); do
+most=$reps
+for r in "${BENCH_REPS[@]}"; do [ "$r" -gt "$most" ] && most=$r; done
+for rep in $(seq 1 "$most"); do
 	# Each repetition starts one scenario later, so no scenario always runs
 	# right after the same neighbour.
 	for k in $(seq 0 $((n - 1))); do
 		i=$(((k + rep - 1) % n))
 		name=${BENCH_NAMES[$i]}
 		if [ -n "$only" ] && ! echo "$name" | grep -qE "$only"; then continue; fi
-		log "bench $name (repetition $rep/$reps)"
+		[ "$rep" -gt "${BENCH_REPS[$i]}" ] && continue
+		log "bench $name (repetition $rep/${BENCH_REPS[$i]})"
 		topo_reset
 		"${BENCH_FUNCS[$i]}" "$name"
 	done
