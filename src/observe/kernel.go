@@ -2,8 +2,6 @@ package observe
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"io/fs"
@@ -51,12 +49,14 @@ func (v Version) AtLeast(o Version) bool {
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
 // KernelFeatures reports what the running kernel offers, from the kernel
-// config when /proc/config.gz exists and from the module tree otherwise.
+// config when /boot/config-<release> exists and from the module tree
+// otherwise. /proc/config.gz is not read: OpenWrt builds rarely have it,
+// and its gzip reader cost the binary more than its flash budget allows.
 // Apply has the final word: a feature found here can still be refused, and
 // one we cannot see (no config, no module tree) is assumed present.
 func KernelFeatures(root, release string) status.Kernel {
 	k := status.Kernel{Release: release, Flowtable: true, NetdevTable: true}
-	if cfg := readKernelConfig(root); cfg != nil {
+	if cfg := readKernelConfig(root, release); cfg != nil {
 		k.Flowtable = cfg["CONFIG_NF_FLOW_TABLE"] == "y" || cfg["CONFIG_NF_FLOW_TABLE"] == "m"
 		// NF_TABLES_NETDEV is a bool inside nf_tables, never a module.
 		k.NetdevTable = cfg["CONFIG_NF_TABLES_NETDEV"] == "y"
@@ -76,23 +76,18 @@ func KernelFeatures(root, release string) status.Kernel {
 	return k
 }
 
-// readKernelConfig parses /proc/config.gz into symbol -> value, or nil.
-func readKernelConfig(root string) map[string]string {
-	f, err := os.Open(filepath.Join(root, "proc/config.gz"))
+// readKernelConfig parses /boot/config-<release> into symbol -> value, or nil.
+func readKernelConfig(root, release string) map[string]string {
+	if release == "" {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(root, "boot", "config-"+release))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, 8<<20))
-	if err != nil {
-		return nil
-	}
 	cfg := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(io.LimitReader(f, 8<<20))
 	for sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(k, "CONFIG_") {
 			cfg[k] = v

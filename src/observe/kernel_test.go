@@ -1,8 +1,6 @@
 package observe
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,21 +20,17 @@ func TestParseVersion(t *testing.T) {
 	}
 }
 
-func writeConfigGz(t *testing.T, root, text string) {
+func writeConfig(t *testing.T, root, release, text string) {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write([]byte(text))
-	zw.Close()
-	os.MkdirAll(filepath.Join(root, "proc"), 0o755)
-	if err := os.WriteFile(filepath.Join(root, "proc/config.gz"), buf.Bytes(), 0o644); err != nil {
+	os.MkdirAll(filepath.Join(root, "boot"), 0o755)
+	if err := os.WriteFile(filepath.Join(root, "boot", "config-"+release), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestKernelFeaturesFromConfig(t *testing.T) {
 	root := t.TempDir()
-	writeConfigGz(t, root, "CONFIG_NF_TABLES_NETDEV=y\n# CONFIG_NF_FLOW_TABLE is not set\n")
+	writeConfig(t, root, "6.19.4", "CONFIG_NF_TABLES_NETDEV=y\n# CONFIG_NF_FLOW_TABLE is not set\n")
 	k := KernelFeatures(root, "6.19.4")
 	if k.Flowtable || !k.NetdevTable || !k.IPIPRxAccel || !k.CTDeleteOffloaded {
 		t.Fatalf("features = %+v", k)
