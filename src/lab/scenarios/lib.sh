@@ -41,6 +41,18 @@ lab_modules() {
 		nft_ct nft_counter nft_chain_nat nf_nat nft_masq nft_limit nft_reject nft_reject_inet nft_exthdr nft_rt nft_log nft_nat ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
 		modprobe -q "$m" 2>/dev/null || true
 	done
+	timestamps_on
+}
+
+# timestamps_on keeps one socket with SO_TIMESTAMP open (an idle ping) for
+# the VM's life. Every ping otherwise turns the kernel's receive-timestamp
+# static key on and off again, and under qemu's multi-threaded TCG the code
+# patching behind that can leave a stale int3 for the other CPU: an Oops in
+# netif_rx_internal seen once in a bench run.
+timestamps_on() {
+	[ -e /tmp/lab-timestamps-on ] && return 0
+	ping -q -i 1000 127.0.0.1 >/dev/null 2>&1 &
+	: > /tmp/lab-timestamps-on
 }
 
 # topo_reset removes everything a scenario may have created, so the next one
