@@ -11,6 +11,8 @@
 # Prints a line per check and 'N passed, N failed, N skipped'.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=/dev/null # arches.sh is checked on its own
+. src/build/arches.sh
 
 passed=0 failed=0 skipped=0
 ok() {
@@ -92,15 +94,6 @@ elf_matches() {
 	}
 }
 
-qemu_for() {
-	case "$1" in
-	mips_24kc) echo qemu-mips-static ;;
-	mipsel_24kc) echo qemu-mipsel-static ;;
-	aarch64_cortex-a53) echo qemu-aarch64-static ;;
-	arm_cortex-a7_neon-vfpv4) echo qemu-arm-static ;;
-	*) echo "" ;;
-	esac
-}
 
 # shellcheck disable=SC2016 # the scripts' own $ signs
 postinst_want='#!/bin/sh
@@ -225,7 +218,8 @@ for ipk in $ipks; do
 		check "$arch /${f#*:} is files/${f%%:*}" cmp "files/${f%%:*}" "$root/${f#*:}"
 	done
 	check "$arch binary is an ELF for $arch" elf_matches "$root/usr/sbin/fastpath" "$arch"
-	qemu=$(qemu_for "$arch")
+	qemu=$(qemu_user "$arch")
+	[ "$qemu" = - ] && qemu=""
 	if [ -n "$qemu" ] && ! command -v "$qemu" >/dev/null; then
 		skip "$arch fastpath version" "$qemu is missing (install qemu-user-static)"
 	else
