@@ -164,6 +164,27 @@ func TestTablePrintsMediansRatiosAndErrors(t *testing.T) {
 	}
 }
 
+func TestTableNamesTheClock(t *testing.T) {
+	runs, _ := ParseRuns(strings.NewReader(sampleRuns))
+	r := NewReport(runs)
+	r.Clock = "instructions"
+	var buf bytes.Buffer
+	if err := r.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "guest clock: instructions (") {
+		t.Errorf("table does not open with the guest clock:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil || m["clock"] != "instructions" {
+		t.Errorf("bench.json clock = %v (err %v), want instructions", m["clock"], err)
+	}
+}
+
 func FuzzParseRuns(f *testing.F) {
 	f.Add([]byte(sampleRuns))
 	f.Add([]byte("{\"name\":\"x\",\"a\":1e308}\n\n{}"))

@@ -11,6 +11,9 @@ import (
 
 // Report is dist/bench.json.
 type Report struct {
+	// Clock is the guest clock the figures were taken on (lab_run's
+	// LAB_CLOCK): "instructions" or "host"; empty when not told.
+	Clock     string     `json:"clock,omitempty"`
 	Scenarios []Scenario `json:"scenarios"`
 	Ratios    []Ratio    `json:"ratios"`
 	Goals     []Goal     `json:"goals"`
@@ -36,6 +39,12 @@ func (r Report) WriteJSON(w io.Writer) error {
 	return err
 }
 
+// clockWords say what each guest clock makes of the figures.
+var clockWords = map[string]string{
+	"instructions": "the guest's time counts its instructions: figures measure its work, not the host's load",
+	"host":         "the guest keeps the host's time: the host's load moves the figures by several percent",
+}
+
 // leadMetrics are printed first, in this order; others follow by name.
 var leadMetrics = []string{"throughput_mbps", "slowpath_packets", "router_cpu_pct", "surviving_pct"}
 
@@ -43,6 +52,9 @@ var leadMetrics = []string{"throughput_mbps", "slowpath_packets", "router_cpu_pc
 // ratios and goals that could be computed.
 func (r Report) WriteTable(w io.Writer) error {
 	metrics := metricColumns(r.Scenarios)
+	if d, ok := clockWords[r.Clock]; ok {
+		fmt.Fprintf(w, "guest clock: %s (%s)\n\n", r.Clock, d)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"scenario", "kernel", "runs"}
 	head = append(head, metrics...)

@@ -1,7 +1,7 @@
 // Command benchreport aggregates the lab's bench repetitions into
 // dist/bench.json and prints the table with medians, spread and ratios.
 //
-//	benchreport -o dist/bench.json RUNS.jsonl...
+//	benchreport -o dist/bench.json [-clock instructions|host] RUNS.jsonl...
 package main
 
 import (
@@ -15,7 +15,14 @@ import (
 
 func main() {
 	out := flag.String("o", "dist/bench.json", "where to write the report")
+	clock := flag.String("clock", "", "the guest clock the runs were taken on (LAB_CLOCK): instructions or host")
 	flag.Parse()
+	switch *clock {
+	case "", "instructions", "host":
+	default:
+		fmt.Fprintf(os.Stderr, "benchreport: -clock %q: use instructions or host\n", *clock)
+		os.Exit(2)
+	}
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "benchreport: give one or more runs.jsonl files (written by src/lab/scenarios/bench.sh)")
 		os.Exit(2)
@@ -35,6 +42,7 @@ func main() {
 		runs = append(runs, rs...)
 	}
 	report := benchreport.NewReport(runs)
+	report.Clock = *clock
 	var buf bytes.Buffer
 	if err := report.WriteJSON(&buf); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)

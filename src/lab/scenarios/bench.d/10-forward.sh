@@ -28,7 +28,9 @@ bench_forward_fastpath() {
 	fastpath_stop
 }
 
-# One repetition varies by 3-4 % in TCG: nine make a median that can tell 2 %.
+# One repetition varies by about 1 % on the instruction clock (3-7 % on the
+# host's), with an odd stream a few percent low: nine make a median that can
+# tell 2 %.
 FORWARD_REPS=${LAB_BENCH_FORWARD_REPS:-9}
 bench_scenario forward/slowpath 6.12 bench_forward_slowpath "$FORWARD_REPS"
 bench_scenario forward/nft-by-hand 6.12 bench_forward_nft_by_hand "$FORWARD_REPS"
