@@ -14,7 +14,7 @@ lab_bench() {
 	export LAB_CLOCK=${LAB_CLOCK:-instructions}
 	for series in ${LAB_BENCH_KERNELS:-6.12 7}; do
 		rc=0
-		# One repetition of every 6.12 row takes about eight minutes of the
+		# One repetition of every 6.12 row takes about seven minutes of the
 		# host's time on the instruction clock; the limit only stops a hang.
 		lab_run --kernel "$series" --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 840 + 600))}" --results "$work/$series" \
 			"$LAB_DIR/scenarios/bench.sh" || rc=$?

@@ -28,7 +28,7 @@ bench_forward_fastpath() {
 	fastpath_stop
 }
 
-# One repetition varies by about 1 % on the instruction clock (3-7 % on the
+# One repetition varies by 1-2 % on the instruction clock (3-7 % on the
 # host's), with an odd stream a few percent low: nine make a median that can
 # tell 2 %.
 FORWARD_REPS=${LAB_BENCH_FORWARD_REPS:-9}
