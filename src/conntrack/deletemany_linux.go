@@ -75,21 +75,9 @@ func (c *Client) deleteWindow(msgs []netlink.Message, idx []int, flows []status.
 	for k, m := range sent {
 		bySeq[m.Header.Sequence] = idx[k]
 	}
-	rc, err := c.raw.SyscallConn()
-	if err != nil {
-		return err
-	}
 	buf := make([]byte, 64*1024)
 	for len(bySeq) > 0 {
-		var n int
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			n, _, rerr = unix.Recvfrom(int(fd), buf, 0)
-			return rerr != unix.EAGAIN
-		})
-		if err == nil {
-			err = rerr
-		}
+		n, err := readDatagram(c.raw, buf, 0)
 		if err != nil {
 			return fmt.Errorf("delete conntrack entries: read acks: %w", err)
 		}
@@ -112,6 +100,25 @@ func (c *Client) deleteWindow(msgs []netlink.Message, idx []int, flows []status.
 		}
 	}
 	return nil
+}
+
+// readDatagram reads one datagram of conn into buf, bypassing the netlink
+// library's message parsing; recvfrom's flags are passed on (MSG_TRUNC:
+// n is the datagram's full length, even when it is longer than buf).
+func readDatagram(conn *netlink.Conn, buf []byte, flags int) (n int, err error) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, rerr = unix.Recvfrom(int(fd), buf, flags)
+		return rerr != unix.EAGAIN
+	})
+	if err == nil {
+		err = rerr
+	}
+	return n, err
 }
 
 // deleteMessage is the ctnetlink request of

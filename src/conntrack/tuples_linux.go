@@ -43,21 +43,9 @@ func (c *Client) EachTuple(fn func(status.Flow) bool) (TupleDump, error) {
 	if err != nil {
 		return d, fmt.Errorf("dump conntrack tuples: send request: %w", err)
 	}
-	rc, err := c.dumpConn.SyscallConn()
-	if err != nil {
-		return d, fmt.Errorf("dump conntrack tuples: %w", err)
-	}
 	wanted := true
 	for {
-		var n int
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			n, _, rerr = unix.Recvfrom(int(fd), c.dumpBuf, unix.MSG_TRUNC)
-			return rerr != unix.EAGAIN
-		})
-		if err == nil {
-			err = rerr
-		}
+		n, err := readDatagram(c.dumpConn, c.dumpBuf, unix.MSG_TRUNC)
 		if err != nil {
 			return d, fmt.Errorf("dump conntrack tuples: read: %w", err)
 		}
