@@ -94,7 +94,6 @@ elf_matches() {
 	}
 }
 
-
 # shellcheck disable=SC2016 # the scripts' own $ signs
 postinst_want='#!/bin/sh
 [ "${IPKG_NO_SCRIPT}" = "1" ] && exit 0
