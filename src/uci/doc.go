@@ -13,8 +13,8 @@
 //   - '#' comments, whole-line or trailing, blank lines, tabs, CRLF;
 //   - libuci's merging: a repeated option replaces the earlier one where it
 //     stood, a list after an option turns it into a list where it stood (and
-//     an option after a list replaces the list), an empty value (option p ”
-//     or option p) changes nothing, a repeated `config TYPE NAME` reopens
+//     an option after a list replaces the list), an empty value (empty quotes,
+//     or no value at all) changes nothing, a repeated `config TYPE NAME` reopens
 //     that section;
 //   - strict mode errors (too many arguments, invalid names, a reopened
 //     section of another type), as `uci` itself reports them, on the line
