@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -52,7 +54,26 @@ func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, 
 			out = append(out, fl)
 		}
 	}
+	rpc.MarkLocal(out, ownAddrs())
 	return out, nil // the object applies the limit and reports the total
+}
+
+// ownAddrs are the router's addresses now; none when they cannot be read
+// (then no flow is marked local).
+func ownAddrs() []netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	own := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				own = append(own, ip.Unmap())
+			}
+		}
+	}
+	return own
 }
 
 func (c controller) SetMode(ctx context.Context, mode string) (status.Status, error) {

@@ -95,4 +95,7 @@ type Flow struct {
 	Bytes    uint64    `json:"bytes"`
 	Timeout  uint32    `json:"timeout_s"`
 	Mark     uint32    `json:"mark,omitempty"`
+	// Local: the router itself is an end (LuCI, SSH, DNS to the router);
+	// cutting such a flow can lock its admin out.
+	Local bool `json:"local,omitempty"`
 }
