@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
@@ -44,7 +43,7 @@ func show[T any](o options, raw json.RawMessage, text func(T) string) int {
 
 func runStatus(args []string) int {
 	var o options
-	if err := parseNone(newFlags("status", &o, true), args); err != nil {
+	if err := newFlags("status", &o, true).Parse(args); err != nil {
 		return 2
 	}
 	raw, err := call(o, "status", nil)
@@ -75,7 +74,7 @@ func runFlows(args []string) int {
 	proto := fs.String("proto", "", "only `tcp` or udp flows")
 	address := fs.String("address", "", "only flows with an end in `IP` or CIDR")
 	limit := fs.Int("limit", rpc.DefaultFlowLimit, "at most `N` flows")
-	if err := parseNone(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	q := map[string]any{"limit": *limit}
@@ -96,14 +95,13 @@ func runFlows(args []string) int {
 func runSet(args []string) int {
 	var o options
 	fs := newFlags("set", &o, true)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if len(pos) != 1 {
-		return fail("set needs one mode: off, software, hardware or auto (fastpath set MODE [--root DIR])")
+	if fs.NArg() != 1 {
+		return fail("set needs one mode: off, software, hardware or auto")
 	}
-	mode := pos[0]
+	mode := fs.Arg(0)
 	raw, err := call(o, "set", map[string]any{"mode": mode})
 	if errors.Is(err, rpc.ErrDaemonNotRunning) {
 		// Nobody to ask: write UCI and apply once ourselves.
@@ -134,7 +132,7 @@ func runSet(args []string) int {
 
 func runReload(args []string) int {
 	var o options
-	if err := parseNone(newFlags("reload", &o, true), args); err != nil {
+	if err := newFlags("reload", &o, true).Parse(args); err != nil {
 		return 2
 	}
 	raw, err := call(o, "reload", nil)
@@ -144,8 +142,7 @@ func runReload(args []string) int {
 	return show(o, raw, report.StatusText)
 }
 
-// cutFlags are the ways to name connections: an address, a connection
-// written PROTO:SRC:SPORT:DST:DPORT, or the same as flags.
+// cutFlags are the ways to name connections: an address or a 5-tuple.
 type cutFlags struct {
 	proto, src, dst, reason string
 	sport, dport            int
@@ -162,39 +159,11 @@ func (c *cutFlags) register(fs *flag.FlagSet, withReason bool) {
 	}
 }
 
-// flagged tells whether the connection was given as flags.
-func (c *cutFlags) flagged() bool {
-	return c.proto != "" || c.src != "" || c.dst != "" || c.sport != 0 || c.dport != 0
-}
-
-// target is what a positional argument named: an address, or a connection
-// written out (conn.Proto set).
-type target struct {
-	address string
-	conn    cut.Tuple
-}
-
-// parseTarget reads ADDRESS (IP or CIDR) or PROTO:SRC:SPORT:DST:DPORT.
-func parseTarget(s string) (target, error) {
-	if isAddress(s) {
-		return target{address: s}, nil
-	}
-	if !strings.Contains(s, ":") {
-		return target{}, fmt.Errorf("%q is neither an ADDRESS (IP or CIDR) nor a connection %s", s, connSyntax)
-	}
-	t, err := parseConn(s)
-	return target{conn: t}, err
-}
-
-// args are the ubus arguments: the target, or the flags' 5-tuple.
-func (c *cutFlags) args(t target) map[string]any {
+func (c *cutFlags) args(address string) map[string]any {
 	a := map[string]any{}
-	switch {
-	case t.address != "":
-		a["address"] = t.address
-	case t.conn.Proto != "":
-		a["proto"], a["src"], a["dst"], a["sport"], a["dport"] = t.conn.Proto, t.conn.Src, t.conn.Dst, int(t.conn.SrcPort), int(t.conn.DstPort)
-	default:
+	if address != "" {
+		a["address"] = address
+	} else {
 		a["proto"], a["src"], a["dst"], a["sport"], a["dport"] = c.proto, c.src, c.dst, c.sport, c.dport
 	}
 	if c.reason != "" {
@@ -212,22 +181,13 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 	var c cutFlags
 	fs := newFlags(name, &o, true)
 	c.register(fs, withReason)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	need := fmt.Sprintf("%s needs one ADDRESS (IP or CIDR) or connection %s, or --proto, --src, --sport, --dst and --dport", name, connSyntax)
-	var t target
-	switch {
-	case len(pos) == 1 && !c.flagged():
-		if t, err = parseTarget(pos[0]); err != nil {
-			return fail("%s: %v", name, err)
-		}
-	case len(pos) == 0 && c.flagged():
-	default:
-		return fail("%s", need)
+	if fs.NArg() > 1 || (fs.NArg() == 0 && c.proto == "") {
+		return fail("%s needs an ADDRESS (IP or CIDR) or --proto, --src, --sport, --dst and --dport", name)
 	}
-	raw, err := call(o, method, c.args(t))
+	raw, err := call(o, method, c.args(fs.Arg(0)))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -240,38 +200,19 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 func runCut(args []string) int   { return runCutLike("cut", "cut", args, true) }
 func runUncut(args []string) int { return runCutLike("uncut", "uncut", args, false) }
 
-// runVerdict takes `verdict CONN drop|forward` or `verdict drop|forward
-// --proto ... --dport N`.
 func runVerdict(args []string) int {
 	var o options
 	var c cutFlags
 	fs := newFlags("verdict", &o, true)
 	c.register(fs, true)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	need := "verdict needs a connection and drop or forward: fastpath verdict " + connSyntax + " drop|forward, or fastpath verdict drop|forward --proto P --src IP --sport N --dst IP --dport N"
-	var verdict string
-	var t target
-	switch {
-	case len(pos) == 2 && !c.flagged():
-		verdict = pos[1]
-		conn, err := parseConn(pos[0])
-		if err != nil {
-			return fail("verdict: %v", err)
-		}
-		t.conn = conn
-	case len(pos) == 1 && c.flagged():
-		verdict = pos[0]
-	default:
-		return fail("%s", need)
+	if fs.NArg() != 1 {
+		return fail("verdict needs drop or forward, and the connection as --proto, --src, --sport, --dst, --dport")
 	}
-	if verdict != string(cut.VerdictDrop) && verdict != string(cut.VerdictForward) {
-		return fail("verdict: %q is not a verdict: use drop or forward", verdict)
-	}
-	a := c.args(t)
-	a["verdict"] = verdict
+	a := c.args("")
+	a["verdict"] = fs.Arg(0)
 	raw, err := call(o, "verdict", a)
 	if err != nil {
 		return fail("%v", err)
@@ -281,7 +222,7 @@ func runVerdict(args []string) int {
 
 func runCuts(args []string) int {
 	var o options
-	if err := parseNone(newFlags("cuts", &o, true), args); err != nil {
+	if err := newFlags("cuts", &o, true).Parse(args); err != nil {
 		return 2
 	}
 	raw, err := call(o, "cuts", nil)
