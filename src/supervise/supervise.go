@@ -65,12 +65,20 @@ type Group struct {
 	OnChange func(Source)
 
 	mu      sync.Mutex
-	sources map[string]*Source
+	sources map[string]*entry
+}
+
+// entry is a source's record and the run that owns it: when a source is
+// restarted under the same name (new settings), the old run's last words
+// must not overwrite the new run's state.
+type entry struct {
+	Source
+	run uint64
 }
 
 // NewGroup makes a group on the real clock with DefaultBackoff.
 func NewGroup() *Group {
-	return &Group{Backoff: DefaultBackoff, Sleep: sleep, Now: time.Now, sources: map[string]*Source{}}
+	return &Group{Backoff: DefaultBackoff, Sleep: sleep, Now: time.Now, sources: map[string]*entry{}}
 }
 
 // Default is the daemon's group: every event source of the process.
@@ -99,8 +107,9 @@ var ErrStopped = errors.New("the event source stopped without an error")
 // source's name is its key: running two sources under one name in a group
 // mixes their records, so give each its own.
 func (g *Group) Run(ctx context.Context, name string, watch, resync func(ctx context.Context) error) {
-	g.update(name, func(s *Source) { s.State, s.DegradedSince = StateRunning, time.Time{} })
-	defer g.update(name, func(s *Source) { s.State = StateStopped })
+	run := g.claim(name)
+	update := func(f func(*Source)) { g.update(name, run, f) }
+	defer update(func(s *Source) { s.State = StateStopped })
 	wait := g.Backoff.Min
 	for {
 		started := g.Now()
@@ -115,7 +124,7 @@ func (g *Group) Run(ctx context.Context, name string, watch, resync func(ctx con
 		if now.Sub(started) >= g.Backoff.Max {
 			wait = g.Backoff.Min // it had been running well: a fresh failure
 		}
-		g.update(name, func(s *Source) {
+		update(func(s *Source) {
 			if s.State != StateDegraded {
 				s.DegradedSince = now
 			}
@@ -137,11 +146,11 @@ func (g *Group) Run(ctx context.Context, name string, watch, resync func(ctx con
 				break
 			}
 			at := g.Now()
-			g.update(name, func(s *Source) {
+			update(func(s *Source) {
 				s.LastError, s.LastErrorAt = fmt.Sprintf("resync: %v", rerr), at
 			})
 		}
-		g.update(name, func(s *Source) { s.State, s.DegradedSince, s.Restarts = StateRunning, time.Time{}, s.Restarts+1 })
+		update(func(s *Source) { s.State, s.DegradedSince, s.Restarts = StateRunning, time.Time{}, s.Restarts+1 })
 	}
 }
 
@@ -150,8 +159,8 @@ func (g *Group) Health() []Source {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := make([]Source, 0, len(g.sources))
-	for _, s := range g.sources {
-		out = append(out, *s)
+	for _, e := range g.sources {
+		out = append(out, e.Source)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -168,19 +177,37 @@ func (g *Group) Degraded() []Source {
 	return out
 }
 
-func (g *Group) update(name string, f func(*Source)) {
+// claim makes name's record the new run's: running, keeping the counts
+// of the runs before it.
+func (g *Group) claim(name string) uint64 {
 	g.mu.Lock()
 	if g.sources == nil {
-		g.sources = map[string]*Source{}
+		g.sources = map[string]*entry{}
 	}
-	s := g.sources[name]
-	if s == nil {
-		s = &Source{Name: name}
-		g.sources[name] = s
+	e := g.sources[name]
+	if e == nil {
+		e = &entry{Source: Source{Name: name}}
+		g.sources[name] = e
 	}
-	f(s)
-	snap := *s
-	cb := g.OnChange
+	e.run++
+	e.State, e.DegradedSince = StateRunning, time.Time{}
+	run, snap, cb := e.run, e.Source, g.OnChange
+	g.mu.Unlock()
+	if cb != nil {
+		cb(snap)
+	}
+	return run
+}
+
+func (g *Group) update(name string, run uint64, f func(*Source)) {
+	g.mu.Lock()
+	e := g.sources[name]
+	if e == nil || e.run != run {
+		g.mu.Unlock()
+		return // a newer run owns the name
+	}
+	f(&e.Source)
+	snap, cb := e.Source, g.OnChange
 	g.mu.Unlock()
 	if cb != nil {
 		cb(snap)

@@ -207,3 +207,25 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 		t.Errorf("transitions %v, want %v", states, want)
 	}
 }
+
+func TestARestartedSourceIsNotMarkedStoppedByTheRunBeforeIt(t *testing.T) {
+	g := NewGroup()
+	oldCtx, stopOld := context.WithCancel(context.Background())
+	oldDone := make(chan struct{})
+	oldStarted := make(chan struct{})
+	go func() {
+		defer close(oldDone)
+		g.Run(oldCtx, "block lists", func(ctx context.Context) error { close(oldStarted); <-ctx.Done(); return nil }, nil)
+	}()
+	<-oldStarted
+	newCtx, stopNew := context.WithCancel(context.Background())
+	defer stopNew()
+	newStarted := make(chan struct{})
+	go g.Run(newCtx, "block lists", func(ctx context.Context) error { close(newStarted); <-ctx.Done(); return nil }, nil)
+	<-newStarted
+	stopOld() // the old settings' watch ends after the new one began
+	<-oldDone
+	if h := g.Health(); len(h) != 1 || h[0].State != StateRunning {
+		t.Errorf("health %+v, want the new run's running state", h)
+	}
+}
