@@ -244,3 +244,13 @@ test('shaping turns nulls, missing fields and wrong types into Go zero values', 
 	assert.ok(fmt.cutSummarySentence(Object.assign(odd.cut, { enabled: true, in_fastpath: true })).includes(' on eth0, before'), 'empty device names are left out');
 	assert.equal(odd.platform.hw_offload_capable, false);
 });
+
+test('a list the daemon shortened to fit ubus says how many more there are', () => {
+	const s = fmt.shapeCuts({ cuts: [ {}, {} ], cuts_total: 2500, blocklists: [ { errors: [ 'x' ], errors_total: 10000 } ] });
+	assert.equal(s.cuts_total, 2500);
+	assert.equal(s.blocklists[0].errors_total, 10000);
+	assert.equal(fmt.more(s.cuts_total, s.cuts.length), '… and 2498 more (2500 in all)');
+	assert.equal(fmt.more(s.blocklists[0].errors_total, 1), '… and 9999 more (10000 in all)');
+	assert.equal(fmt.more(0, 2), '', 'a whole list has no _total');
+	assert.equal(fmt.more(2, 2), '');
+});

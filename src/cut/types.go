@@ -49,6 +49,10 @@ type Summary struct {
 	Blocklists    []Blocklist `json:"blocklists"`
 	Cuts          []Cut       `json:"cuts"`
 	Warnings      []string    `json:"warnings,omitempty"`
+	// How many there are when an answer holds only the first ones (see
+	// src/rpc's fit) or one page; 0 when the list is whole.
+	CutsTotal     int `json:"cuts_total,omitempty"`
+	WarningsTotal int `json:"warnings_total,omitempty"`
 }
 
 // Blocklist is one watched source of addresses.
@@ -58,4 +62,6 @@ type Blocklist struct {
 	Source  string   `json:"source"`
 	Entries int      `json:"entries"`
 	Errors  []string `json:"errors,omitempty"` // malformed lines, with line numbers
+	// ErrorsTotal: how many when an answer holds only the first; 0 when whole.
+	ErrorsTotal int `json:"errors_total,omitempty"`
 }

@@ -46,10 +46,20 @@ func CutSummaryText(s cut.Summary) string {
 		for _, e := range l.Errors {
 			fmt.Fprintf(&b, "            %s\n", e)
 		}
+		b.WriteString(more("            ", l.ErrorsTotal, len(l.Errors), "problems"))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(&b, "warning     %s\n", w)
 	}
+	b.WriteString(more("warning     ", s.WarningsTotal, len(s.Warnings), "warnings"))
 	b.WriteString(CutsText(s.Cuts))
 	return b.String()
+}
+
+// more is the line under a list an answer holds only the first of.
+func more(indent string, total, shown int, what string) string {
+	if total <= shown {
+		return ""
+	}
+	return fmt.Sprintf("%s... and %d more %s (%d in all)\n", indent, total-shown, what, total)
 }

@@ -38,6 +38,7 @@ func StatusText(st status.Status) string {
 	for _, e := range st.Errors {
 		fmt.Fprintf(&b, "error       %s\n", e)
 	}
+	b.WriteString(more("error       ", st.ErrorsTotal, len(st.Errors), "errors"))
 	return b.String()
 }
 

@@ -52,6 +52,12 @@ const (
 	MaxFlowLimit     = 10000
 )
 
+// Page limits of the `cuts` method.
+const (
+	DefaultCutLimit = 500
+	MaxCutLimit     = 10000
+)
+
 // CutRequest names connections to cut or release: an address (IP or CIDR,
 // every connection with that end) or one 5-tuple.
 type CutRequest struct {

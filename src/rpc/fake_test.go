@@ -20,7 +20,9 @@ type fakeController struct {
 	lastQ    FlowQuery
 	lastCut  CutRequest
 	lastVerd VerdictRequest
-	err      error // returned by every method when set
+	err      error       // returned by every method when set
+	summary  cut.Summary // the cut summary of cuts and status
+	cutsMade []cut.Cut   // what cut answers, when set
 	// publish announces a mode change, as the daemon does (Object.Event).
 	publish func(name string, data any)
 }
@@ -62,6 +64,7 @@ func (f *fakeController) statusNow() status.Status {
 		Platform: platform.Info{SoC: "qca9558", HWOffloadReason: "QCA9558 has no flow offload engine"},
 		Flows:    status.FlowCounts{Total: 2, Offloaded: 1},
 		Kernel:   status.Kernel{Release: "6.6.110", Flowtable: true, NetdevTable: true},
+		Cut:      f.summary,
 	}
 }
 
@@ -117,7 +120,11 @@ func (f *fakeController) Cut(_ context.Context, r CutRequest) ([]cut.Cut, error)
 	}
 	f.mu.Lock()
 	f.lastCut = r
+	made := f.cutsMade
 	f.mu.Unlock()
+	if made != nil {
+		return made, nil
+	}
 	tu := r.Tuple
 	if r.Address != "" {
 		tu = cut.Tuple{Proto: "tcp", Src: r.Address, Dst: "192.0.2.1", SrcPort: 1000, DstPort: 80}
@@ -152,6 +159,11 @@ func (f *fakeController) Verdict(_ context.Context, r VerdictRequest) ([]cut.Cut
 func (f *fakeController) Cuts(context.Context) (cut.Summary, error) {
 	if err := f.record("cuts"); err != nil {
 		return cut.Summary{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.summary.Enabled {
+		return f.summary, nil
 	}
 	return cut.Summary{Enabled: true, InFastpath: true, Reason: "netdev ingress available", Active: 0}, nil
 }

@@ -37,5 +37,8 @@ var signatures = map[string][]ubus.Arg{
 	"verdict": append(tupleArgs[:5:5],
 		ubus.Arg{Name: "verdict", Type: ubus.TypeString},
 		ubus.Arg{Name: "reason", Type: ubus.TypeString}),
-	"cuts": nil,
+	"cuts": {
+		{Name: "offset", Type: ubus.TypeInt32},
+		{Name: "limit", Type: ubus.TypeInt32},
+	},
 }

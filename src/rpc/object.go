@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
@@ -15,10 +16,6 @@ import (
 // callTimeout bounds one controller call, so a stuck kernel query cannot
 // hold a caller (LuCI) forever.
 const callTimeout = 20 * time.Second
-
-// answerBudget keeps answers under ubusd's message limit, with room for
-// the message's own attributes.
-const answerBudget = ubus.MaxMessageLen - 4096
 
 // Object is the fastpath ubus object bound to a controller.
 type Object struct {
@@ -38,16 +35,21 @@ func New(ctl Controller, log logrus.FieldLogger) *Object {
 		log = logrus.StandardLogger()
 	}
 	o := &Object{ctl: ctl, log: log, events: make(chan event, eventQueue), stop: make(chan struct{})}
-	handlers := map[string]func(context.Context, ubus.Table) (any, error){
-		"status":       o.status,
-		"capabilities": o.capabilities,
-		"flows":        o.flows,
-		"set":          o.set,
-		"reload":       o.reload,
-		"cut":          o.cut,
-		"uncut":        o.uncut,
-		"verdict":      o.verdict,
-		"cuts":         o.cuts,
+	// paged: the list a method sizes itself by its limit argument.
+	type handler struct {
+		h     func(context.Context, ubus.Table) (any, error)
+		paged string
+	}
+	handlers := map[string]handler{
+		"status":       {h: o.status},
+		"capabilities": {h: o.capabilities},
+		"flows":        {o.flows, "flows"},
+		"set":          {h: o.set},
+		"reload":       {h: o.reload},
+		"cut":          {h: o.cut},
+		"uncut":        {h: o.uncut},
+		"verdict":      {h: o.verdict},
+		"cuts":         {o.cuts, "cuts"},
 	}
 	o.obj = &ubus.Object{Name: ObjectName}
 	for _, name := range append(append([]string(nil), ReadMethods...), WriteMethods...) {
@@ -55,7 +57,7 @@ func New(ctl Controller, log logrus.FieldLogger) *Object {
 		o.obj.Methods = append(o.obj.Methods, ubus.Method{
 			Name:      name,
 			Signature: signatures[name],
-			Handler:   o.wrap(name, h),
+			Handler:   o.wrap(name, h.h, h.paged),
 		})
 	}
 	return o
@@ -72,20 +74,28 @@ func (o *Object) Register(c *ubus.Client) error {
 	return c.AddObject(o.obj)
 }
 
-// wrap turns a handler's error into the ubus status and {"error": text}.
-func (o *Object) wrap(name string, h func(context.Context, ubus.Table) (any, error)) ubus.Handler {
+// wrap turns a handler's error into the ubus status and {"error": text},
+// and makes every answer fit in one ubus message (fit).
+func (o *Object) wrap(name string, h func(context.Context, ubus.Table) (any, error), paged string) ubus.Handler {
 	return func(ctx context.Context, req *ubus.Request) (any, int) {
 		ctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
 		data, err := h(ctx, req.Args)
 		if err == nil {
-			return data, ubus.StatusOK
+			var t ubus.Table
+			if t, err = fit(data, paged); err == nil {
+				return t, ubus.StatusOK
+			}
 		}
 		code := statusOf(err)
 		if code != ubus.StatusInvalidArgument {
 			o.log.WithError(err).WithField("method", name).Warn("ubus call failed")
 		}
-		return ubus.Table{{Name: "error", Value: err.Error()}}, code
+		t, ferr := fit(ubus.Table{{Name: "error", Value: err.Error()}}, "")
+		if ferr != nil {
+			t = ubus.Table{{Name: "error", Value: ferr.Error()}}
+		}
+		return t, code
 	}
 }
 
@@ -131,54 +141,7 @@ func (o *Object) flows(ctx context.Context, args ubus.Table) (any, error) {
 	if len(a.Flows) > q.Limit {
 		a.Flows = a.Flows[:q.Limit]
 	}
-	return fitAnswer(a)
-}
-
-// fitAnswer keeps the longest prefix of the flow list that fits in one
-// ubus message (ubusd drops a client that sends more than 1 MiB) and flags
-// the answer as truncated when it had to cut.
-func fitAnswer(a flowsAnswer) (ubus.Table, error) {
-	flows := a.Flows
-	a.Flows = nil
-	head, err := ubus.ToTable(a)
-	if err != nil {
-		return nil, err
-	}
-	conv, err := ubus.FromGo(flows)
-	if err != nil {
-		return nil, err
-	}
-	list, _ := conv.(ubus.Array) // nil flows convert to nil: JSON null, as LuCI expects
-	headBytes, err := ubus.EncodeTable(head)
-	if err != nil {
-		return nil, err
-	}
-	used := len(headBytes) + 64 // the "flows" attribute's own header
-	for i, f := range list {
-		b, err := ubus.EncodeTable(ubus.Table{{Value: f}})
-		if err != nil {
-			return nil, err
-		}
-		if used += len(b); used > answerBudget {
-			list = list[:i]
-			setField(head, "truncated", true)
-			break
-		}
-	}
-	var flowsValue any
-	if list != nil {
-		flowsValue = list
-	}
-	setField(head, "flows", flowsValue)
-	return head, nil
-}
-
-func setField(t ubus.Table, name string, v any) {
-	for i := range t {
-		if t[i].Name == name {
-			t[i].Value = v
-		}
-	}
+	return a, nil
 }
 
 func (o *Object) set(ctx context.Context, args ubus.Table) (any, error) {
@@ -245,6 +208,25 @@ func (o *Object) verdict(ctx context.Context, args ubus.Table) (any, error) {
 	return cutsAnswer{Cuts: cuts, Count: len(cuts)}, nil
 }
 
-func (o *Object) cuts(ctx context.Context, _ ubus.Table) (any, error) {
-	return o.ctl.Cuts(ctx)
+// cutsPage is the answer of `cuts`: the summary with one page of its
+// cuts; cuts_total counts them all.
+type cutsPage struct {
+	cut.Summary
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
+
+func (o *Object) cuts(ctx context.Context, args ubus.Table) (any, error) {
+	offset, limit, err := parsePage(args, DefaultCutLimit, MaxCutLimit)
+	if err != nil {
+		return nil, err
+	}
+	s, err := o.ctl.Cuts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := cutsPage{Summary: s, Offset: offset, Limit: limit}
+	p.CutsTotal = len(s.Cuts)
+	p.Cuts = s.Cuts[min(offset, len(s.Cuts)):min(offset+limit, len(s.Cuts))]
+	return p, nil
 }

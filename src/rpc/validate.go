@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"strings"
 
@@ -100,6 +101,28 @@ func parseFlowQuery(t ubus.Table) (FlowQuery, error) {
 		q.Limit = int(limit)
 	}
 	return q, nil
+}
+
+// parsePage checks a page's offset (0 and up) and limit (1..max).
+func parsePage(t ubus.Table, def, max int) (offset, limit int, err error) {
+	off, _, err := argInt(t, "offset")
+	if err != nil {
+		return 0, 0, err
+	}
+	if off < 0 || off > math.MaxInt32 {
+		return 0, 0, &ArgumentError{"offset", fmt.Sprintf("%d is out of range", off), "use 0 (the first item) or more"}
+	}
+	n, given, err := argInt(t, "limit")
+	if err != nil {
+		return 0, 0, err
+	}
+	if !given {
+		return int(off), def, nil
+	}
+	if n < 1 || n > int64(max) {
+		return 0, 0, &ArgumentError{"limit", fmt.Sprintf("%d is out of range", n), fmt.Sprintf("use 1 to %d (default %d)", max, def)}
+	}
+	return int(off), int(n), nil
 }
 
 func checkAddressOrCIDR(field, s string) error {

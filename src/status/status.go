@@ -32,6 +32,8 @@ type Status struct {
 	// when and why (it is also named in Errors).
 	Watchers []supervise.Source `json:"watchers"`
 	Errors   []string           `json:"errors,omitempty"`
+	// ErrorsTotal: how many when an answer holds only the first; 0 when whole.
+	ErrorsTotal int `json:"errors_total,omitempty"`
 }
 
 // Mode is what was asked for and what runs, with the reason they differ.

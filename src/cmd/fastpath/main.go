@@ -27,7 +27,7 @@ func init() {
 		{"cut", "cut ADDRESS | --proto P --src IP --sport N --dst IP --dport N [--reason TEXT]", "cut connections in the fast path", runCut},
 		{"uncut", "uncut ADDRESS | --proto P --src IP --sport N --dst IP --dport N", "release cuts", runUncut},
 		{"verdict", "verdict drop|forward --proto P --src IP --sport N --dst IP --dport N [--reason TEXT]", "set one connection's verdict", runVerdict},
-		{"cuts", "cuts [--json]", "the active cuts and what triggered them", runCuts},
+		{"cuts", "cuts [--json] [--offset N] [--limit N]", "the active cuts and what triggered them", runCuts},
 		{"version", "version", "print the version", runVersion},
 	}
 }

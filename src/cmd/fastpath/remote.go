@@ -173,7 +173,16 @@ func (c *cutFlags) args(address string) map[string]any {
 }
 
 type cutsAnswer struct {
-	Cuts []cut.Cut `json:"cuts"`
+	Cuts      []cut.Cut `json:"cuts"`
+	CutsTotal int       `json:"cuts_total"` // set when the answer holds only the first
+}
+
+func (a cutsAnswer) text() string {
+	s := report.CutsText(a.Cuts)
+	if a.CutsTotal > len(a.Cuts) {
+		s += fmt.Sprintf("... and %d more cuts (%d in all): fastpath cuts lists them\n", a.CutsTotal-len(a.Cuts), a.CutsTotal)
+	}
+	return s
 }
 
 func runCutLike(name, method string, args []string, withReason bool) int {
@@ -194,7 +203,7 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 	if method == "uncut" {
 		return show(o, raw, func(a struct{ Released int }) string { return fmt.Sprintf("%d cuts released\n", a.Released) })
 	}
-	return show(o, raw, func(a cutsAnswer) string { return report.CutsText(a.Cuts) })
+	return show(o, raw, cutsAnswer.text)
 }
 
 func runCut(args []string) int   { return runCutLike("cut", "cut", args, true) }
@@ -217,17 +226,26 @@ func runVerdict(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return show(o, raw, func(a cutsAnswer) string { return report.CutsText(a.Cuts) })
+	return show(o, raw, cutsAnswer.text)
 }
 
 func runCuts(args []string) int {
 	var o options
-	if err := newFlags("cuts", &o, true).Parse(args); err != nil {
+	fs := newFlags("cuts", &o, true)
+	offset := fs.Int("offset", 0, "list the cuts from the `N`th on (0: the first)")
+	limit := fs.Int("limit", rpc.DefaultCutLimit, "at most `N` cuts")
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	raw, err := call(o, "cuts", nil)
+	raw, err := call(o, "cuts", map[string]any{"offset": *offset, "limit": *limit})
 	if err != nil {
 		return fail("%v", err)
 	}
-	return show(o, raw, report.CutSummaryText)
+	return show(o, raw, func(s cut.Summary) string {
+		text := report.CutSummaryText(s)
+		if next := *offset + len(s.Cuts); s.CutsTotal > next {
+			text += fmt.Sprintf("cuts %d to %d of %d: fastpath cuts --offset %d for the next\n", *offset+1, next, s.CutsTotal, next)
+		}
+		return text
+	})
 }

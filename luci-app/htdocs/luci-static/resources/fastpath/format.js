@@ -33,8 +33,8 @@ var CUT = {
 
 var SUMMARY = {
 	enabled: B, in_fastpath: B, reason: S, devices: [ S ], expiry_s: N, set_size: N,
-	active: N, frames_dropped: N, cuts: [ CUT ], warnings: [ S ],
-	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ] } ]
+	active: N, frames_dropped: N, cuts: [ CUT ], warnings: [ S ], cuts_total: N, warnings_total: N,
+	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ], errors_total: N } ]
 };
 
 var PLATFORM = {
@@ -65,7 +65,7 @@ var STATUS = {
 	kernel: KERNEL,
 	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
-	errors: [ S ]
+	errors: [ S ], errors_total: N
 };
 
 var FLOWS = {
@@ -658,7 +658,13 @@ function blocklistSource(b) {
 	}
 }
 
+/* Under a list the daemon sent only the first items of (its answers carry X_total beside a shortened X). */
+function more(total, shown) {
+	return (num(total) > shown) ? _('… and %d more (%d in all)').format(num(total) - shown, num(total)) : '';
+}
+
 return baseclass.extend({
+	more: more,
 	list: list,
 	shapeStatus: shapeStatus,
 	shapeFlows: shapeFlows,

@@ -222,7 +222,7 @@ return view.extend({
 		});
 
 		return E('div', { 'id': 'fastpath-cuts' }, [
-			E('p', {}, [ fmt.cutSummarySentence(s), ' ', fmt.cutCountsSentence(s) ]),
+			E('p', {}, [ fmt.cutSummarySentence(s), ' ', fmt.cutCountsSentence(s), ' ', fmt.more(s.cuts_total, cuts.length) ]),
 			E('table', { 'class': 'table cbi-section-table' }, [
 				E('tr', { 'class': 'tr table-titles' }, titles.concat(writable ? [ '' ] : []).map(function(t) {
 					return E('th', { 'class': 'th' }, [ t ]);

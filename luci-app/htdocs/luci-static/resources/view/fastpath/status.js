@@ -209,7 +209,7 @@ return view.extend({
 			E('p', {}, [ fmt.cutCountsSentence(s) ]),
 			E('h4', {}, [ _('Watched block lists') ]),
 			grid([ _('Block list'), _('Problems') ], fmt.list(s.blocklists).map(function(b) {
-				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') : _('none') ];
+				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') + ' ' + fmt.more(b.errors_total, b.errors.length) : _('none') ];
 			}), _('No block list is watched.')),
 			fmt.list(s.warnings).map(function(w) { return note('warning', w); })
 		]);
