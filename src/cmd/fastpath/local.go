@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -111,6 +112,16 @@ func runDaemon(args []string) int {
 		return 2
 	}
 	log := logger(o)
+	// One daemon per router; a cleanup waits for a stopping one to end.
+	wait := 5 * time.Second
+	if cleanup {
+		wait = 15 * time.Second
+	}
+	release, err := daemon.Lock(o.root, wait)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer release()
 	r, err := daemon.NewReconciler(o.root, log)
 	if err != nil {
 		return fail("%v", err)
