@@ -59,6 +59,29 @@ func (s *Settings) boolOpt(sec *uci.Section, addr, name string, def bool) bool {
 	return v
 }
 
+// wholeOpt reads a whole number from min to max, range-checked before any
+// conversion (a duration in nanoseconds would wrap). Any other value, too
+// large for 64 bits included, keeps def with a problem naming the option,
+// the value and the range.
+func (s *Settings) wholeOpt(sec *uci.Section, addr, name string, min, max int64, unit string, def int64) int64 {
+	v, ok := sec.Get(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err == nil && n >= min && n <= max:
+		return n
+	case err == nil && n > max, errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+		s.problem("%s.%s: %q is over the maximum of %d %s; using %d", addr, name, v, max, unit, def)
+	case err == nil, errors.Is(err, strconv.ErrRange):
+		s.problem("%s.%s: %q is under the minimum of %d (use %d to %d %s); using %d", addr, name, v, min, min, max, unit, def)
+	default:
+		s.problem("%s.%s: %q is not a whole number of %s (%d to %d); using %d", addr, name, v, unit, min, max, def)
+	}
+	return def
+}
+
 func (s *Settings) loadOffload(fw *uci.File) {
 	if fw == nil {
 		return
@@ -91,24 +114,9 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 				s.problem("%s.hw_offload: %q is not one of follow, auto, off; using %s", addr, v, d.HWOffload)
 			}
 		}
-		if v, ok := sec.Get("cut_expiry"); ok {
-			secs, err := strconv.Atoi(v)
-			_, rerr := cut.Config{Expiry: time.Duration(secs) * time.Second, SetSize: d.CutSetSize}.Normalized()
-			if err != nil || secs == 0 || rerr != nil {
-				s.problem("%s.cut_expiry: %q is not a whole number of seconds from 1 to 86400; using %d", addr, v, int(d.CutExpiry.Seconds()))
-			} else {
-				d.CutExpiry = time.Duration(secs) * time.Second
-			}
-		}
-		if v, ok := sec.Get("cut_set_size"); ok {
-			n, err := strconv.Atoi(v)
-			_, rerr := cut.Config{Expiry: d.CutExpiry, SetSize: n}.Normalized()
-			if err != nil || n == 0 || rerr != nil {
-				s.problem("%s.cut_set_size: %q is not a number from 1 to 16777216; using %d", addr, v, d.CutSetSize)
-			} else {
-				d.CutSetSize = n
-			}
-		}
+		secs := s.wholeOpt(sec, addr, "cut_expiry", 1, int64(cut.MaxExpiry/time.Second), "seconds", int64(d.CutExpiry/time.Second))
+		d.CutExpiry = time.Duration(secs) * time.Second // at most 86400: no overflow
+		d.CutSetSize = int(s.wholeOpt(sec, addr, "cut_set_size", 1, cut.MaxSetSize, "elements", int64(d.CutSetSize)))
 		if v, ok := sec.Get("log_level"); ok {
 			switch v {
 			case "debug", "info", "warn", "error":

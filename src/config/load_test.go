@@ -139,3 +139,39 @@ func TestWriteModeKeepsTheRest(t *testing.T) {
 		t.Errorf("fastpath file not written: %v", err)
 	}
 }
+
+// Numbers are range-checked before they become durations or sizes:
+// cut_expiry '18446744084' used to wrap to 10.29 s (2^64 ns is 18446744073.7 s)
+// and be taken.
+func TestLoadNumbersOutOfRangeAreRefused(t *testing.T) {
+	cases := []struct{ option, value, want string }{
+		{"cut_expiry", "18446744084", `fastpath.main.cut_expiry: "18446744084" is over the maximum of 86400 seconds; using 10`},
+		{"cut_expiry", "99999999999999999999999", `fastpath.main.cut_expiry: "99999999999999999999999" is over the maximum of 86400 seconds; using 10`},
+		{"cut_expiry", "86401", `is over the maximum of 86400 seconds`},
+		{"cut_expiry", "0", `fastpath.main.cut_expiry: "0" is under the minimum of 1 (use 1 to 86400 seconds); using 10`},
+		{"cut_expiry", "-18446744084", `is under the minimum of 1 (use 1 to 86400 seconds)`},
+		{"cut_expiry", "10s", `fastpath.main.cut_expiry: "10s" is not a whole number of seconds (1 to 86400); using 10`},
+		{"cut_set_size", "4294967297", `fastpath.main.cut_set_size: "4294967297" is over the maximum of 16777216 elements; using 65536`},
+		{"cut_set_size", "16777217", `is over the maximum of 16777216 elements`},
+	}
+	for _, tc := range cases {
+		root := t.TempDir()
+		writeConfig(t, root, "fastpath", "config fastpath 'main'\n\toption "+tc.option+" '"+tc.value+"'\n")
+		s, err := Load(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Problems) != 1 || !strings.Contains(s.Problems[0], tc.want) {
+			t.Errorf("%s %s: problems %q, want one saying %q", tc.option, tc.value, s.Problems, tc.want)
+		}
+		if s.Fastpath.CutExpiry != 10*time.Second || s.Fastpath.CutSetSize != 65536 {
+			t.Errorf("%s %s: expiry %v, set size %d: want the defaults kept", tc.option, tc.value, s.Fastpath.CutExpiry, s.Fastpath.CutSetSize)
+		}
+	}
+	root := t.TempDir()
+	writeConfig(t, root, "fastpath", "config fastpath 'main'\n\toption cut_expiry '86400'\n\toption cut_set_size '16777216'\n")
+	s, err := Load(root)
+	if err != nil || len(s.Problems) != 0 || s.Fastpath.CutExpiry != 24*time.Hour || s.Fastpath.CutSetSize != 1<<24 {
+		t.Errorf("the maxima: %v %q %v %d, want taken as they are", err, s.Problems, s.Fastpath.CutExpiry, s.Fastpath.CutSetSize)
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"time"
 )
 
-// Defaults of /etc/config/fastpath's cut options.
+// Defaults and ranges of /etc/config/fastpath's cut options.
 const (
 	DefaultExpiry  = 10 * time.Second
 	DefaultSetSize = 65536
+	MaxExpiry      = 24 * time.Hour
+	MaxSetSize     = 1 << 24
 )
 
 // Config is the cut part of /etc/config/fastpath.
@@ -53,7 +55,7 @@ func (c Config) Normalized() (Config, error) {
 	if c.SetSize == 0 {
 		c.SetSize = DefaultSetSize
 	}
-	if c.Expiry < time.Second || c.Expiry > 24*time.Hour {
+	if c.Expiry < time.Second || c.Expiry > MaxExpiry {
 		return c, fmt.Errorf("fastpath.main.cut_expiry=%v: use whole seconds from 1 to 86400", c.Expiry)
 	}
 	if c.Expiry%time.Second != 0 {
@@ -61,7 +63,7 @@ func (c Config) Normalized() (Config, error) {
 		// kernel in step.
 		c.Expiry = c.Expiry.Round(time.Second)
 	}
-	if c.SetSize < 1 || c.SetSize > 1<<24 {
+	if c.SetSize < 1 || c.SetSize > MaxSetSize {
 		return c, fmt.Errorf("fastpath.main.cut_set_size=%d: use 1 to 16777216", c.SetSize)
 	}
 	for i, b := range c.Blocklists {
