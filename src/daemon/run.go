@@ -62,6 +62,12 @@ func (d *Daemon) Kick(why string) {
 	}
 }
 
+// IgnoreHangups makes SIGHUP harmless until Run listens for it: the
+// hotplug script and the init script's reload send it whenever they like,
+// and its default action would end the process. What an ignored one asked
+// for, Run's first pass reads anyway. Call it first thing.
+func IgnoreHangups() { signal.Ignore(syscall.SIGHUP) }
+
 // Run reconciles now and then on every relevant event until the daemon's
 // context ends. SIGHUP reloads; SIGTERM and SIGINT end the loop and leave
 // the kernel state in place so a restart converges without tearing flows
@@ -69,9 +75,24 @@ func (d *Daemon) Kick(why string) {
 func (d *Daemon) Run() error {
 	ctx, cancel := context.WithCancel(d.life)
 	defer cancel()
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)
+	// SIGHUPs join the pending pass at once, off the loop: a burst of
+	// them while a pass runs can neither queue up nor crowd out a SIGTERM.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				d.passes.request("SIGHUP")
+			}
+		}
+	}()
 
 	d.watchLinks(ctx)
 	// A lost nftables event may have been a foreign delete of our table:
@@ -91,10 +112,6 @@ func (d *Daemon) loop(ctx context.Context, sig <-chan os.Signal) error {
 		case <-ctx.Done():
 			return nil
 		case s := <-sig:
-			if s == syscall.SIGHUP {
-				d.passes.request("SIGHUP")
-				continue
-			}
 			d.Log.Infof("%v: stopping, kernel state left in place", s)
 			return nil
 		case why := <-d.kick:

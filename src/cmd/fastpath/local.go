@@ -111,6 +111,7 @@ func runDaemon(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	daemon.IgnoreHangups()
 	log := logger(o)
 	// One daemon per router; a cleanup waits for a stopping one to end.
 	wait := 5 * time.Second

@@ -41,16 +41,26 @@ func (l *lockedBuffer) String() string {
 // labDaemon is the real binary running as the router of a labnet
 // topology, on its own test broker.
 type labDaemon struct {
-	lab  *labnet.Lab
-	root string
-	sock string
-	logs *lockedBuffer
+	lab    *labnet.Lab
+	root   string
+	sock   string
+	logs   *lockedBuffer
+	proc   *os.Process   // the daemon (ip netns exec runs it in its own place)
+	exited chan struct{} // closed when it has ended
 }
 
 // startLabDaemon builds the topology, a UCI root whose network has the
 // router's lan0 and wan0, and starts `fastpath daemon` in the router's
 // namespace. fastpathConfig is /etc/config/fastpath.
 func startLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
+	t.Helper()
+	ld := newLabDaemon(t, prefix, fastpathConfig)
+	ld.waitReady(t)
+	return ld
+}
+
+// newLabDaemon starts the daemon without waiting for it to answer.
+func newLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
 	t.Helper()
 	if m := labnet.Missing(); m != "" {
 		t.Skip("needs " + m)
@@ -87,32 +97,44 @@ func startLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
 	t.Cleanup(func() { broker.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	d := exec.CommandContext(ctx, "ip", "netns", "exec", lab.Router, bin, "daemon", "-v", "--root", root, "--ubus", sock)
-	ld := &labDaemon{lab: lab, root: root, sock: sock, logs: &lockedBuffer{}}
+	ld := &labDaemon{lab: lab, root: root, sock: sock, logs: &lockedBuffer{}, exited: make(chan struct{})}
 	d.Stderr = ld.logs
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
 	}
+	ld.proc = d.Process
+	go func() { d.Wait(); close(ld.exited) }()
 	t.Cleanup(func() {
 		cancel()
-		d.Wait()
+		<-ld.exited
 		if t.Failed() {
 			st, _ := ld.call("status", nil)
 			t.Logf("status: %s", st)
 			t.Logf("daemon log:\n%s", ld.logs.String())
 		}
 	})
+	return ld
+}
+
+// waitReady waits until the daemon's status answers.
+func (ld *labDaemon) waitReady(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		_, err := ld.call("status", nil)
 		if err == nil {
-			break
+			return
+		}
+		select {
+		case <-ld.exited:
+			t.Fatalf("the daemon ended before it answered: %v", err)
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon's status never answered: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return ld
 }
 
 func (ld *labDaemon) call(method string, args map[string]any) (json.RawMessage, error) {
