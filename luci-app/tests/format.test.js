@@ -254,3 +254,10 @@ test('a list the daemon shortened to fit ubus says how many more there are', () 
 	assert.equal(fmt.more(0, 2), '', 'a whole list has no _total');
 	assert.equal(fmt.more(2, 2), '');
 });
+
+test('a cut that only fell back to conntrack deletion says so', () => {
+	assert.equal(fmt.cutOutcome({ count: 1, in_fastpath: 1, conntrack_only: 0 }, 'tcp 1.2.3.4:1 > 5.6.7.8:2'), 'Cut tcp 1.2.3.4:1 > 5.6.7.8:2.');
+	assert.match(fmt.cutOutcome({ count: 20, in_fastpath: 2, conntrack_only: 18 }, '192.0.2.7'),
+		/^192\.0\.2\.7: 18 of 20 connections were only removed from conntrack, not dropped in the fast path/);
+	assert.equal(fmt.cutOutcome(null, 'x'), 'Cut x.');
+});

@@ -29,11 +29,30 @@ type CutEvent struct {
 	Reason  string     `json:"reason,omitempty"`
 	Trigger string     `json:"trigger"`
 	Count   int        `json:"count"`
+	// ConntrackOnly of Count were only removed from conntrack (cutsAnswer).
+	ConntrackOnly int `json:"conntrack_only,omitempty"`
 }
 
+// cutsAnswer is the answer of cut and verdict. A cut is dropped at
+// ingress (in_fastpath), or, with no room in the cut sets or with
+// cut_in_fastpath off, its conntrack entry is only deleted
+// (conntrack_only): a live connection can carry on through that.
 type cutsAnswer struct {
-	Cuts  []cut.Cut `json:"cuts"`
-	Count int       `json:"count"`
+	Cuts          []cut.Cut `json:"cuts"`
+	Count         int       `json:"count"`
+	InFastpath    int       `json:"in_fastpath"`
+	ConntrackOnly int       `json:"conntrack_only"`
+}
+
+func newCutsAnswer(cuts []cut.Cut) cutsAnswer {
+	a := cutsAnswer{Cuts: cuts, Count: len(cuts)}
+	for _, c := range cuts {
+		if c.InFastpath {
+			a.InFastpath++
+		}
+	}
+	a.ConntrackOnly = a.Count - a.InFastpath
+	return a
 }
 
 func tupleOrNil(r CutRequest) *cut.Tuple {

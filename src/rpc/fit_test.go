@@ -258,3 +258,20 @@ func TestPageArgumentsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// With the cut sets full, the engine cuts what fits in the fast path and
+// only deletes the conntrack entries of the rest, which live connections
+// survive. The answer used to be a plain OK with the list; it says how
+// many were really cut and how many only fell back.
+func TestCutAnswerSaysHowManyOnlyFellBack(t *testing.T) {
+	h := start(t)
+	for i := 0; i < 20; i++ {
+		o := cut.Tuple{Proto: "tcp", Src: "192.0.2.7", Dst: "10.0.0.2", SrcPort: 443, DstPort: uint16(40000 + i)}
+		h.fake.cutsMade = append(h.fake.cutsMade, cut.Cut{Original: o, Reply: o.Reverse(), InFastpath: i < 2})
+	}
+	a, _ := answer(t, h.obj, "cut", `{"address":"192.0.2.7"}`)
+	if get(t, a, "count") != int32(20) || get(t, a, "in_fastpath") != int32(2) || get(t, a, "conntrack_only") != int32(18) {
+		t.Errorf("count %v, in_fastpath %v, conntrack_only %v: want 20, 2 and 18",
+			get(t, a, "count"), get(t, a, "in_fastpath"), get(t, a, "conntrack_only"))
+	}
+}

@@ -167,10 +167,11 @@ func (o *Object) cut(ctx context.Context, args ubus.Table) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	a := newCutsAnswer(cuts)
 	if len(cuts) > 0 {
-		o.Event(EventCut, CutEvent{Action: "cut", Address: r.Address, Tuple: tupleOrNil(r), Reason: r.Reason, Trigger: r.Trigger, Count: len(cuts)})
+		o.Event(EventCut, CutEvent{Action: "cut", Address: r.Address, Tuple: tupleOrNil(r), Reason: r.Reason, Trigger: r.Trigger, Count: a.Count, ConntrackOnly: a.ConntrackOnly})
 	}
-	return cutsAnswer{Cuts: cuts, Count: len(cuts)}, nil
+	return a, nil
 }
 
 func (o *Object) uncut(ctx context.Context, args ubus.Table) (any, error) {
@@ -204,8 +205,9 @@ func (o *Object) verdict(ctx context.Context, args ubus.Table) (any, error) {
 		action = "release"
 	}
 	tu := r.Tuple
-	o.Event(EventCut, CutEvent{Action: action, Tuple: &tu, Reason: r.Reason, Trigger: r.Trigger, Count: len(cuts)})
-	return cutsAnswer{Cuts: cuts, Count: len(cuts)}, nil
+	a := newCutsAnswer(cuts)
+	o.Event(EventCut, CutEvent{Action: action, Tuple: &tu, Reason: r.Reason, Trigger: r.Trigger, Count: a.Count, ConntrackOnly: a.ConntrackOnly})
+	return a, nil
 }
 
 // cutsPage is the answer of `cuts`: the summary with one page of its

@@ -84,7 +84,7 @@ func TestMethodsAnswer(t *testing.T) {
 		{"set", `{"mode":"off"}`, []string{`"mode":{"requested":"off","effective":"off","reason":"off requested"}`}, nil},
 		{"set", `{"mode":"auto"}`, []string{`"requested":"auto"`}, nil},
 		{"reload", "", []string{`{"version":"test"`}, nil},
-		{"cut", `{"address":"203.0.113.9","reason":"blocklist hit"}`, []string{`{"cuts":[{"original":{"proto":"tcp","src":"203.0.113.9"`, `"reason":"blocklist hit","trigger":"ubus","since":"2026-11-30T05:00:00Z"`, `"count":1}`},
+		{"cut", `{"address":"203.0.113.9","reason":"blocklist hit"}`, []string{`{"cuts":[{"original":{"proto":"tcp","src":"203.0.113.9"`, `"reason":"blocklist hit","trigger":"ubus","since":"2026-11-30T05:00:00Z"`, `"count":1,"in_fastpath":1,"conntrack_only":0}`},
 			func(t *testing.T, f *fakeController) {
 				if f.lastCut.Address != "203.0.113.9" || f.lastCut.Trigger != "ubus" {
 					t.Errorf("cut request %+v", f.lastCut)
@@ -98,13 +98,13 @@ func TestMethodsAnswer(t *testing.T) {
 					t.Errorf("v4-mapped source kept as %q, want 192.0.2.1", f.lastCut.Tuple.Src)
 				}
 			}},
-		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"drop","reason":"ips"}`, []string{`{"cuts":[{"original":{"proto":"tcp"`, `"count":1}`},
+		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"drop","reason":"ips"}`, []string{`{"cuts":[{"original":{"proto":"tcp"`, `"count":1,"in_fastpath":0,"conntrack_only":1}`},
 			func(t *testing.T, f *fakeController) {
 				if f.lastVerd.Verdict != "drop" || f.lastVerd.Reason != "ips" || f.lastVerd.Trigger != "ubus" {
 					t.Errorf("verdict request %+v", f.lastVerd)
 				}
 			}},
-		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"forward"}`, []string{`{"cuts":null,"count":0}`}, nil},
+		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"forward"}`, []string{`{"cuts":null,"count":0,"in_fastpath":0,"conntrack_only":0}`}, nil},
 		{"cuts", "", []string{`{"enabled":true,"in_fastpath":true,"reason":"netdev ingress available"`}, nil},
 	}
 	for _, tc := range cases {

@@ -173,14 +173,19 @@ func (c *cutFlags) args(address string) map[string]any {
 }
 
 type cutsAnswer struct {
-	Cuts      []cut.Cut `json:"cuts"`
-	CutsTotal int       `json:"cuts_total"` // set when the answer holds only the first
+	Cuts          []cut.Cut `json:"cuts"`
+	CutsTotal     int       `json:"cuts_total"` // set when the answer holds only the first
+	Count         int       `json:"count"`
+	ConntrackOnly int       `json:"conntrack_only"`
 }
 
 func (a cutsAnswer) text() string {
 	s := report.CutsText(a.Cuts)
 	if a.CutsTotal > len(a.Cuts) {
 		s += fmt.Sprintf("... and %d more cuts (%d in all): fastpath cuts lists them\n", a.CutsTotal-len(a.Cuts), a.CutsTotal)
+	}
+	if a.ConntrackOnly > 0 {
+		s += fmt.Sprintf("%d of %d connections were only removed from conntrack, not dropped in the fast path (the cut sets are full: raise fastpath.main.cut_set_size; or cut_in_fastpath is off); a live connection can carry on\n", a.ConntrackOnly, a.Count)
 	}
 	return s
 }

@@ -663,8 +663,20 @@ function more(total, shown) {
 	return (num(total) > shown) ? _('… and %d more (%d in all)').format(num(total) - shown, num(total)) : '';
 }
 
+/* What a cut did: dropped in the fast path, or (no room in the cut sets, cut_in_fastpath off) only its conntrack entry deleted. */
+function cutOutcome(res, what) {
+	var only = num(res && res.conntrack_only);
+
+	if (only > 0)
+		return _('%s: %d of %d connections were only removed from conntrack, not dropped in the fast path (the cut sets are full: raise the cut set size; or cutting in the fast path is off); a live connection can carry on.')
+			.format(what, only, num(res.count));
+
+	return _('Cut %s.').format(what);
+}
+
 return baseclass.extend({
 	more: more,
+	cutOutcome: cutOutcome,
 	list: list,
 	shapeStatus: shapeStatus,
 	shapeFlows: shapeFlows,

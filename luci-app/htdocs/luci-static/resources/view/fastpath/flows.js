@@ -299,7 +299,7 @@ return view.extend({
 			if (err)
 				ui.addNotification(null, E('p', {}, [ _('The connection was not cut: %s').format(err) ]), 'danger');
 			else
-				ui.addNotification(null, E('p', {}, [ _('Cut %s.').format(fmt.tuple(flow.original)) ]), 'info');
+				ui.addNotification(null, E('p', {}, [ fmt.cutOutcome(res, fmt.tuple(flow.original)) ]), (res && res.conntrack_only > 0) ? 'warning' : 'info');
 		}, this)).catch(L.bind(this.refused, this, _('The connection was not cut'))).then(L.bind(this.refresh, this));
 	},
 
