@@ -39,14 +39,14 @@ func Lock(root string, wait time.Duration) (release func(), err error) {
 	if err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another fastpath daemon (%s) holds %s: stop it first (/etc/init.d/fastpath stop)", holder(f), path)
+			return nil, fmt.Errorf("another fastpath daemon (%s) holds %s: stop it first (/etc/init.d/fastpath stop)", holder(path), path)
 		}
 		return nil, fmt.Errorf("daemon lock %s: %w", path, err)
 	}
 	// The file is not removed on release: a daemon starting then could
 	// lock the removed file while a third locks a new one.
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	if err = f.Truncate(0); err == nil { // the offset is 0: nothing was read
+		_, err = f.Write([]byte(strconv.Itoa(os.Getpid()) + "\n"))
 	}
 	if err != nil {
 		f.Close()
@@ -59,10 +59,9 @@ func Lock(root string, wait time.Duration) (release func(), err error) {
 }
 
 // holder names the pid a lock file holds, as far as it says.
-func holder(f *os.File) string {
-	b := make([]byte, 32)
-	n, _ := f.ReadAt(b, 0)
-	if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n]))); err == nil && pid > 0 {
+func holder(path string) string {
+	b, _ := os.ReadFile(path)
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
 		return "pid " + strconv.Itoa(pid)
 	}
 	return "its pid not written yet"
