@@ -139,6 +139,11 @@ func TestAnswersFitAtRouterScale(t *testing.T) {
 				t.Errorf("the page starts at %v, want cut 2400 (2001:db8:1:2:3:4:5:960)", src)
 			}
 		}},
+		{"cuts", `{"offset":2147483647,"limit":10000}`, func(t *testing.T, a ubus.Table) {
+			if n := length(t, get(t, a, "cuts")); n != 0 || get(t, a, "cuts_total") != int32(2500) {
+				t.Errorf("%d cuts of %v past the end, want none of 2500", n, get(t, a, "cuts_total"))
+			}
+		}},
 		{"cuts", `{"limit":10000}`, func(t *testing.T, a ubus.Table) {
 			n := length(t, get(t, a, "cuts"))
 			if n == 0 || n >= 2500 || get(t, a, "cuts_total") != int32(2500) || get(t, a, "truncated") != true {

@@ -229,6 +229,7 @@ func (o *Object) cuts(ctx context.Context, args ubus.Table) (any, error) {
 	}
 	p := cutsPage{Summary: s, Offset: offset, Limit: limit}
 	p.CutsTotal = len(s.Cuts)
-	p.Cuts = s.Cuts[min(offset, len(s.Cuts)):min(offset+limit, len(s.Cuts))]
+	lo := min(offset, len(s.Cuts)) // offset+limit could pass a 32-bit int
+	p.Cuts = s.Cuts[lo : lo+min(limit, len(s.Cuts)-lo)]
 	return p, nil
 }
