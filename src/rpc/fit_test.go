@@ -162,6 +162,7 @@ func TestAnswersFitAtRouterScale(t *testing.T) {
 			if size >= limit {
 				t.Fatalf("answer of %d bytes, ubusd takes at most %d", size, limit)
 			}
+			t.Logf("%d bytes", size)
 			if get(t, a, "truncated") != true {
 				t.Errorf("truncated %v, want true", get(t, a, "truncated"))
 			}
