@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { makeRuntime, squash } = require('./lib/luci');
+const { makeRuntime, squash, rpcError } = require('./lib/luci');
 const { fixture } = require('./lib/answers');
 
 const clone = (v) => JSON.parse(JSON.stringify(v));
@@ -203,7 +203,7 @@ test('flows view: the search box filters on the client, the selects ask the daem
 		},
 		cuts: fixture('cuts.json')
 	});
-	const search = node.findAll((n) => n.tag == 'input' && n.attrs.type == 'search')[0];
+	const search = node.findAll((n) => n.tag == 'input' && n.attrs.id == 'fastpath-search')[0];
 	search.fire('input', { target: { value: '2001:db8:2' } });
 	assert.deepEqual(rowIds(node), [17]);
 	assert.ok(squash(node.textContent).includes('Showing 1 of 40 flows.'));
@@ -296,9 +296,9 @@ test('flows view: Release uncuts the cut\'s tuple and says when nothing was left
 	});
 	await button(node, 'Release').fire('click');
 	assert.deepEqual(released[0], { proto: 'udp', src: '192.168.1.23', dst: '203.0.113.9', sport: 40000, dport: 5201 });
-	assert.equal(rt.notifications.length, 0);
+	assert.deepEqual(rt.notifications.map((n) => [n.cls, n.text]), [['info', 'Released 192.168.1.23:40000 \u2192 203.0.113.9:5201.']]);
 	await button(node, 'Release').fire('click');
-	assert.equal(rt.notifications[0].text, 'Nothing to release: the cut had already expired.');
+	assert.equal(rt.notifications[1].text, 'Nothing to release: the cut had already expired.');
 });
 
 test('flows view: no flows, no cuts', async () => {
@@ -310,7 +310,7 @@ test('flows view: no flows, no cuts', async () => {
 
 const CONTRACT = {
 	main: ['enabled', 'hw_offload', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'log_level', 'device'],
-	blocklist: ['name', 'type', 'family', 'table', 'set', 'path', 'address']
+	blocklist: ['enabled', 'name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
 async function renderSettings(without) {
@@ -389,13 +389,16 @@ test('settings: covers every option of the packaged /etc/config/fastpath', (t) =
 		assert.ok(CONTRACT.main.includes(n) || CONTRACT.blocklist.includes(n), `${f} has option ${n}, which the settings page does not edit`);
 });
 
-test('overview include: one line, hidden without our ACL', async () => {
+test('overview include: one line; access denied and a missing daemon said as such', async () => {
 	const rt = makeRuntime({ status: fixture('status.json') });
 	const inc = rt.load('view.status.include.70_fastpath');
 	assert.equal(inc.title, 'Flow offload');
 	const node = inc.render(await inc.load());
 	assert.equal(squash(node.textContent), 'Software offload (hardware offload requested) \u2014 12 of 40 flows offloaded, 0 in hardware ( details )');
-	assert.equal(inc.render(6), null);
-	assert.equal(squash(inc.render(4).textContent), 'The fastpath daemon does not answer.');
 	assert.deepEqual(rt.calls.map((c) => c.method), ['status']);
+
+	const denied = makeRuntime({ status: rpcError(-32002, 'Access denied') }).load('view.status.include.70_fastpath');
+	assert.equal(squash(denied.render(await denied.load()).textContent), 'Access denied: this login may not read fastpath\'s status.');
+	const gone = makeRuntime({ status: rpcError(-32000, 'Object not found') }).load('view.status.include.70_fastpath');
+	assert.equal(squash(gone.render(await gone.load()).textContent), 'The fastpath daemon does not answer.');
 });

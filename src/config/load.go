@@ -126,6 +126,10 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 	}
 }
 
+// setFamilies are the nftables families whose tables hold sets of IP
+// addresses; arp tables match ARP frames, not IP addresses.
+var setFamilies = map[string]bool{"inet": true, "ip": true, "ip6": true, "bridge": true, "netdev": true}
+
 func (s *Settings) blocklist(sec *uci.Section, i int) (cut.BlocklistConfig, bool) {
 	addr := fmt.Sprintf("fastpath.@blocklist[%d]", i)
 	if enabled := s.boolOpt(sec, addr, "enabled", true); !enabled {
@@ -145,6 +149,10 @@ func (s *Settings) blocklist(sec *uci.Section, i int) (cut.BlocklistConfig, bool
 	b.Path, _ = sec.Get("path")
 	if b.Kind == cut.KindNftSet && b.Family == "" {
 		b.Family = "inet"
+	}
+	if b.Kind == cut.KindNftSet && !setFamilies[b.Family] {
+		s.problem("%s.family: %q is not a family of address sets; use inet, ip, ip6, bridge or netdev; block list %q ignored", addr, b.Family, b.Name)
+		return b, false
 	}
 	for _, a := range sec.GetList("address") {
 		if _, err := cut.ParsePrefix(a); err != nil {

@@ -55,6 +55,19 @@ config blocklist
 config blocklist
 	option type 'file'
 	option path 'relative.txt'
+
+config blocklist
+	option name 'arpwatch'
+	option type 'nftset'
+	option family 'arp'
+	option table 'filter'
+	option set 'hosts'
+
+config blocklist
+	option name 'paused'
+	option enabled '0'
+	option type 'list'
+	list address '192.0.2.1'
 `)
 	s, err := Load(root)
 	if err != nil {
@@ -70,7 +83,7 @@ config blocklist
 	if len(f.Blocklists) != 2 || f.Blocklists[0].Family != "inet" || len(f.Blocklists[1].Addresses) != 2 {
 		t.Errorf("blocklists = %+v", f.Blocklists)
 	}
-	for _, want := range []string{"flow_offloading_hw", "hw_offload", "cut_set_size", "not-an-ip", "relative.txt"} {
+	for _, want := range []string{"flow_offloading_hw", "hw_offload", "cut_set_size", "not-an-ip", "relative.txt", `fastpath.@blocklist[3].family: "arp" is not a family of address sets`} {
 		found := false
 		for _, p := range s.Problems {
 			found = found || strings.Contains(p, want)

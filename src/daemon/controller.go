@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -52,7 +54,26 @@ func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, 
 			out = append(out, fl)
 		}
 	}
+	rpc.MarkLocal(out, ownAddrs())
 	return out, nil // the object applies the limit and reports the total
+}
+
+// ownAddrs are the router's addresses now; none when they cannot be read
+// (then no flow is marked local).
+func ownAddrs() []netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	own := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				own = append(own, ip.Unmap())
+			}
+		}
+	}
+	return own
 }
 
 func (c controller) SetMode(ctx context.Context, mode string) (status.Status, error) {
@@ -64,13 +85,15 @@ func (c controller) SetMode(ctx context.Context, mode string) (status.Status, er
 		return status.Status{}, err
 	}
 	c.d.saveHWCorrected("") // the user has spoken again
-	return c.Reload(ctx)
+	return c.d.Pass(ctx, "ubus set")
 }
 
-// Reload re-plans now. The answer is the status either way: a plan that
-// could not be applied is reported there, not as a failed call.
+// Reload re-plans: it joins the pass pending in the daemon's loop, so a
+// burst of reloads costs at most one pass beyond the one running. The
+// answer is the status either way: a plan that could not be applied is
+// reported there, not as a failed call.
 func (c controller) Reload(ctx context.Context) (status.Status, error) {
-	return c.d.reconcile(ctx, "ubus", false), nil
+	return c.d.Pass(ctx, "ubus reload")
 }
 
 func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error) {

@@ -1,6 +1,12 @@
 package rpc
 
-import "testing"
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/status"
+)
 
 func TestFlowQueryMatch(t *testing.T) {
 	flows := newFake().flows // 1: tcp v4 software; 2: udp v6 not offloaded
@@ -26,6 +32,29 @@ func TestFlowQueryMatch(t *testing.T) {
 			if got := tc.q.Match(f); got != tc.want[i] {
 				t.Errorf("%+v on flow %d: %v, want %v", tc.q, f.ID, got, tc.want[i])
 			}
+		}
+	}
+}
+
+func TestMarkLocal(t *testing.T) {
+	tuple := func(src, dst string) cut.Tuple {
+		return cut.Tuple{Proto: "tcp", Src: src, Dst: dst, SrcPort: 1, DstPort: 2}
+	}
+	flow := func(o, r cut.Tuple) status.Flow { return status.Flow{Original: o, Reply: r} }
+	flows := []status.Flow{
+		flow(tuple("192.168.1.23", "192.168.1.1"), tuple("192.168.1.1", "192.168.1.23")),     // LuCI session to the router
+		flow(tuple("2001:db8::23", "2001:db8::1"), tuple("2001:db8::1", "2001:db8::23")),     // SSH to the router over IPv6
+		flow(tuple("192.168.1.23", "93.184.216.34"), tuple("93.184.216.34", "198.51.100.2")), // masqueraded: router only in the reply
+		flow(tuple("203.0.113.9", "198.51.100.2"), tuple("192.168.1.50", "203.0.113.9")),     // port forward: router only in the original
+		flow(tuple("198.51.100.2", "9.9.9.9"), tuple("9.9.9.9", "198.51.100.2")),             // the router's own DNS query
+		flow(tuple("10.0.1.2", "10.0.2.2"), tuple("10.0.2.2", "10.0.1.2")),                   // forwarded, no NAT
+	}
+	own := []netip.Addr{netip.MustParseAddr("192.168.1.1"), netip.MustParseAddr("::ffff:198.51.100.2"), netip.MustParseAddr("2001:db8::1")}
+	MarkLocal(flows, own)
+	want := []bool{true, true, false, false, true, false}
+	for i, f := range flows {
+		if f.Local != want[i] {
+			t.Errorf("flow %d %v -> %v: local %v, want %v", i, f.Original, f.Reply, f.Local, want[i])
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/supervise"
 )
 
 // Modes, in the order of how much they offload.
@@ -27,7 +28,10 @@ type Status struct {
 	Kernel    Kernel        `json:"kernel"`
 	Tunnels   []Tunnel      `json:"tunnels"`
 	Cut       cut.Summary   `json:"cut"`
-	Errors    []string      `json:"errors,omitempty"`
+	// Watchers are the daemon's event sources; a degraded one says since
+	// when and why (it is also named in Errors).
+	Watchers []supervise.Source `json:"watchers"`
+	Errors   []string           `json:"errors,omitempty"`
 }
 
 // Mode is what was asked for and what runs, with the reason they differ.
@@ -95,4 +99,7 @@ type Flow struct {
 	Bytes    uint64    `json:"bytes"`
 	Timeout  uint32    `json:"timeout_s"`
 	Mark     uint32    `json:"mark,omitempty"`
+	// Local: the router itself is an end (LuCI, SSH, DNS to the router);
+	// cutting such a flow can lock its admin out.
+	Local bool `json:"local,omitempty"`
 }

@@ -84,10 +84,13 @@ class Node {
 		this.attrs = attrs || {};
 		this.children = [];
 		this.value = this.attrs.value;
-		appendAll(this, children);
+		if (children !== undefined)
+			append(this, children);
 	}
-	appendChild(c) { appendAll(this, c); return c; }
+	appendChild(c) { this.children.push(c); return c; }
 	get textContent() { return text(this); }
+	// What String(node) gives in a browser, e.g. "[object HTMLDivElement]".
+	toString() { return `[object HTML${this.tag.charAt(0).toUpperCase()}${this.tag.slice(1)}Element]`; }
 	get classList() {
 		const n = this;
 		return {
@@ -122,18 +125,69 @@ class Node {
 	}
 }
 
-function appendAll(node, c) {
-	if (c == null || c === '' || c === false)
-		return;
-	if (Array.isArray(c)) {
-		c.forEach((x) => appendAll(node, x));
+// luci.js dom.append(), rule for rule: an array's items go in one level
+// deep, a Node as itself and anything else as a text node (so null reads
+// "null" and a nested array "[object HTMLDivElement],..."); a function is
+// called with the node; a lone Node is appended; any other lone value
+// replaces the content as innerHTML, so markup in it becomes elements.
+function append(node, children) {
+	if (Array.isArray(children)) {
+		for (const c of children)
+			node.children.push(c instanceof Node ? c : `${c}`);
 		return;
 	}
-	if (c instanceof Node || typeof c == 'string' || typeof c == 'number') {
-		node.children.push(c instanceof Node ? c : String(c));
+	if (typeof children == 'function')
+		return append(node, children(node));
+	if (children instanceof Node) {
+		node.children.push(children);
 		return;
 	}
-	throw new Error(`E(): cannot append ${Object.prototype.toString.call(c)} ${JSON.stringify(c)}`);
+	if (children !== null && children !== undefined)
+		node.children = parseHTML(`${children}`);
+}
+
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
+const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+
+function decode(s) {
+	return s.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (m, e) => {
+		if (e[0] == '#')
+			return String.fromCodePoint(e[1] == 'x' || e[1] == 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
+		return ENTITIES[e.toLowerCase()] ?? m;
+	});
+}
+
+// What innerHTML makes of a string, roughly as a browser does: tags become
+// elements (with their attributes, handlers included), the rest text.
+function parseHTML(html) {
+	const root = new Node('#innerhtml', {});
+	const stack = [root];
+	const re = /<\/?([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s"'>\/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?)*)\s*\/?>/g;
+	let last = 0, m;
+	while ((m = re.exec(html)) != null) {
+		if (m.index > last)
+			stack[stack.length - 1].children.push(decode(html.slice(last, m.index)));
+		last = re.lastIndex;
+		const tag = m[1].toLowerCase();
+		if (m[0][1] == '/') {
+			const i = stack.map((n) => n.tag).lastIndexOf(tag);
+			if (i > 0)
+				stack.length = i;
+			continue;
+		}
+		const attrs = {};
+		m[2].replace(/([^\s"'>\/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g, (a, k, v1, v2, v3) => {
+			attrs[k.toLowerCase()] = decode(v1 ?? v2 ?? v3 ?? '');
+		});
+		const el = new Node(tag, attrs);
+		el.fromHTML = true;
+		stack[stack.length - 1].children.push(el);
+		if (!VOID.has(tag))
+			stack.push(el);
+	}
+	if (last < html.length)
+		stack[stack.length - 1].children.push(decode(html.slice(last)));
+	return root.children;
 }
 
 function text(n) {
@@ -143,17 +197,31 @@ function text(n) {
 		return n;
 	if (Array.isArray(n))
 		return n.map(text).join(' ');
-	const inner = n.children.map(text).join(' ');
-	return (n.tag == 'select' || n.tag == 'input' || n.tag == 'textarea') ? inner : inner;
+	return n.children.map(text).join(' ');
 }
 
-// LuCI's E(tag, [attrs], [children]): attrs only when a plain object.
+// luci.js E() = dom.create(html, [attr], [data]): the second argument is
+// the attributes when it is any object but an array (a Node or a function
+// there are taken as attributes too, and the children are lost).
 function E(tag, attrs, children) {
-	if (arguments.length == 2 && (typeof attrs != 'object' || attrs === null || Array.isArray(attrs) || attrs instanceof Node))
-		return new Node(tag, {}, attrs);
-	if (Array.isArray(tag))
-		return new Node('#fragment', {}, tag);
-	return new Node(tag, attrs || {}, children);
+	if (!(attrs instanceof Object) || Array.isArray(attrs)) {
+		children = attrs;
+		attrs = null;
+	}
+	if (Array.isArray(tag)) {
+		const f = new Node('#fragment', {});
+		for (const c of tag)
+			f.children.push(c instanceof Node ? c : E(c));
+		return f;
+	}
+	if (typeof tag == 'string' && tag.charCodeAt(0) == 60)
+		throw new Error('E("<...>"): dom.parse is not available in the stub');
+	const a = {};
+	if (attrs && !(attrs instanceof Node))
+		for (const k in attrs)
+			if (Object.prototype.hasOwnProperty.call(attrs, k) && attrs[k] != null)
+				a[k] = attrs[k];
+	return new Node(tag, a, children);
 }
 
 // Collapses white space so expected sentences compare with rendered text.
@@ -183,6 +251,8 @@ function makeRpc(answers, calls) {
 						a = a(params);
 					if (a === undefined)
 						throw new Error(`no recorded answer for ${decl.object}.${decl.method}`);
+					if (a instanceof RPCFailure)
+						throw new Error(`RPC call to ${decl.object}/${decl.method} failed with error ${a.code}: ${a.message}`);
 					let ret = JSON.parse(JSON.stringify(a));
 					if (decl.expect) {
 						for (const key in decl.expect) {
@@ -202,6 +272,14 @@ function makeRpc(answers, calls) {
 		}
 	};
 }
+
+// A JSON-RPC error as uhttpd answers it, e.g. rpcError(-32002, 'Access
+// denied') for a session without the ACL; rpc.js rejects the call with an
+// RPCError "RPC call to obj/method failed with error <code>: <message>".
+class RPCFailure {
+	constructor(code, message) { this.code = code; this.message = message; }
+}
+const rpcError = (code, message) => new RPCFailure(code, message);
 
 function kind(v) {
 	return Array.isArray(v) ? 'array' : typeof v;
@@ -301,7 +379,9 @@ function makeUci(uciData) {
 }
 
 // Builds the runtime a view sees. `answers` are ubus answers by method.
-function makeRuntime(answers, uciData) {
+// `opts.readonly`: the session has only read access to the view's ACL
+// (L.hasViewPermission() is false then, as luci.js derives it from the menu node).
+function makeRuntime(answers, uciData, opts) {
 	installFormat();
 	const rt = {
 		calls: [],
@@ -327,8 +407,10 @@ function makeRuntime(answers, uciData) {
 			remove(fn) { rt.polls = rt.polls.filter((p) => p.fn !== fn); }
 		},
 		ui: {
+			// Like ui.js: the title through dom.create('h4', {}, title), the children through dom.append.
 			showModal(title, children) {
-				const node = new Node('div', { class: 'modal' }, children);
+				const node = new Node('div', { class: 'modal' }, [E('h4', {}, title)]);
+				append(node, children);
 				rt.modals.push({ title, node, open: true });
 				return node;
 			},
@@ -341,7 +423,8 @@ function makeRuntime(answers, uciData) {
 				return (ev) => f.apply(ctx, args.concat([ev]));
 			},
 			addNotification(title, children, cls) {
-				const node = new Node('div', { class: 'alert-message ' + (cls || '') }, children);
+				const node = new Node('div', { class: 'alert-message ' + (cls || '') }, title ? [E('h4', {}, title)] : []);
+				append(node, children);
 				rt.notifications.push({ title, node, cls, text: squash(text(node)) });
 				return node;
 			}
@@ -349,10 +432,10 @@ function makeRuntime(answers, uciData) {
 		dom: {
 			content(node, children) {
 				node.children = [];
-				appendAll(node, children);
+				append(node, children);
 				return node;
 			},
-			append(node, children) { appendAll(node, children); return node; },
+			append(node, children) { append(node, children); return node; },
 			parse() { throw new Error('dom.parse is not available in the stub'); }
 		},
 		form: makeForm(rt.uciData),
@@ -366,7 +449,7 @@ function makeRuntime(answers, uciData) {
 		resource: (...parts) => '/luci-static/resources/' + parts.join('/'),
 		isObject: (v) => v != null && typeof v == 'object',
 		toArray: (v) => (v == null ? [] : Array.isArray(v) ? v : [v]),
-		hasViewPermission: () => true
+		hasViewPermission: () => !(opts && opts.readonly)
 	};
 	rt.window = { setTimeout, clearTimeout, location: { href: '' } };
 	rt.document = {
@@ -421,4 +504,4 @@ function readJSON(file) {
 	return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
-module.exports = { RESOURCES, scanRequires, makeRuntime, loadClass, E, Node, text, squash, installFormat, readJSON, fileOf };
+module.exports = { rpcError, RESOURCES, scanRequires, makeRuntime, loadClass, E, Node, text, squash, installFormat, readJSON, fileOf };

@@ -71,7 +71,7 @@ var STATUS = {
 var FLOWS = {
 	flows: [ {
 		id: N, family: S, proto: S, state: S, original: TUPLE, reply: TUPLE, offload: S,
-		assured: B, packets: N, bytes: N, timeout_s: N, mark: N
+		assured: B, packets: N, bytes: N, timeout_s: N, mark: N, local: B
 	} ],
 	total: N,
 	limit: N,
@@ -431,6 +431,17 @@ function counters(flow) {
 	return N_(num(flow.packets), '%s packet, %s', '%s packets, %s').format(int(flow.packets), bytes(flow.bytes));
 }
 
+/*
+ * conntrack reports no timeout for a flow the flowtable holds: the
+ * flowtable keeps it while packets come and hands it back when they stop.
+ */
+function timeout(flow) {
+	if (flow.offload && !num(flow.timeout_s))
+		return _('held by the flowtable');
+
+	return duration(flow.timeout_s);
+}
+
 /* Everything a flows table row shows, as text. */
 function flowRow(flow) {
 	return {
@@ -442,7 +453,7 @@ function flowRow(flow) {
 		reply: tuple(flow.reply),
 		offload: offloadLabel(flow.offload),
 		counters: counters(flow),
-		timeout: duration(flow.timeout_s)
+		timeout: timeout(flow)
 	};
 }
 

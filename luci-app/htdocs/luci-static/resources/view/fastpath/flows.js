@@ -51,9 +51,29 @@ var columns = [
 
 var DEFAULT_LIMIT = 500;
 
+/* Why a call failed, from the RPCError LuCI's rpc raises: access denied (-32002) or other. */
+function failure(err) {
+	var msg = String((err && err.message) || err || '');
+
+	return { denied: /error -32002\b/.test(msg) || /Access denied/.test(msg), message: msg };
+}
+
+/*
+ * LuCI's dom.append puts a lone string child in with innerHTML, so every
+ * text below goes in as [ text ]: flow, cut and reason text is never markup.
+ */
+function td(title, children) {
+	return E('td', { 'class': 'td', 'data-title': title }, Array.isArray(children) ? children : [ children ]);
+}
+
 return view.extend({
 	sortKey: 'bytes',
 	sortDesc: true,
+
+	/* Write actions only for sessions that may write (rpcd grants cut/uncut with write). */
+	writable: function() {
+		return L.hasViewPermission() === true;
+	},
 
 	/* Filters sent to the daemon's `flows` method. */
 	query: function() {
@@ -64,14 +84,15 @@ return view.extend({
 
 	fetch: function() {
 		return Promise.all([
-			callFlows.apply(null, this.query()),
-			callCuts()
+			callFlows.apply(null, this.query()).catch(failure),
+			callCuts().catch(failure)
 		]);
 	},
 
 	load: function() {
 		this.queryState = { offload: '', proto: '', address: '', limit: DEFAULT_LIMIT };
 		this.textFilter = '';
+		this.cutLocal = false;
 		return this.fetch();
 	},
 
@@ -87,7 +108,7 @@ return view.extend({
 		this.flows = flows;
 		this.total = Math.max(answer.total, flows.length);
 		this.truncated = answer.truncated;
-		this.queryError = fmt.callError(data[0]);
+		this.queryError = (data[0] && data[0].denied != null) ? data[0].message : fmt.callError(data[0]);
 		this.cuts = fmt.shapeCuts(data[1]);
 		this.fetchedAt = nowMs;
 	},
@@ -113,6 +134,22 @@ return view.extend({
 		this.redraw();
 	},
 
+	/* The Cut button of a row: only where the session may write, and the router's own connections only when asked. */
+	cutButton: function(f) {
+		if (!this.writable() || !fmt.cuttable(f))
+			return '';
+
+		if (f.local && !this.cutLocal)
+			return E('small', { 'title': _('Cutting it could lock you out; tick "Offer Cut for the router\'s own connections" to cut it anyway.') },
+				[ _('router\'s own') ]);
+
+		return E('button', {
+			'class': 'cbi-button cbi-button-negative',
+			'title': _('Drop this connection in the fast path'),
+			'click': ui.createHandlerFn(this, 'handleCut', f)
+		}, [ _('Cut…') ]);
+	},
+
 	renderFlowTable: function() {
 		var self = this,
 		    shown = this.visibleFlows(),
@@ -124,49 +161,49 @@ return view.extend({
 				'style': 'cursor:pointer',
 				'title': _('Sort by %s').format(c[1]),
 				'click': function() { self.handleSort(c[0]); }
-			}, c[1] + mark);
+			}, [ c[1] + mark ]);
 		});
 
-		titles.push(E('th', { 'class': 'th cbi-section-actions' }, ''));
+		titles.push(E('th', { 'class': 'th cbi-section-actions' }, [ '' ]));
 
 		var rows = shown.map(function(f) {
 			var r = fmt.flowRow(f), rate = self.rates[f.id];
 
 			return E('tr', { 'class': 'tr cbi-section-table-row', 'data-flow': String(f.id) }, [
-				E('td', { 'class': 'td', 'data-title': _('Protocol') }, [ r.proto, ' ', E('small', {}, r.family) ]),
-				E('td', { 'class': 'td', 'data-title': _('Source') }, fmt.endpoint(f.original && f.original.src, f.original && f.original.sport)),
-				E('td', { 'class': 'td', 'data-title': _('Destination') }, [
-					fmt.endpoint(f.original && f.original.dst, f.original && f.original.dport),
-					E('br'), E('small', { 'title': _('Reply direction') }, _('reply %s').format(r.reply))
+				td(_('Protocol'), [ r.proto, ' ', E('small', {}, [ r.family ]) ]),
+				td(_('Source'), [
+					fmt.endpoint(f.original && f.original.src, f.original && f.original.sport),
+					f.local ? E('br') : '',
+					f.local ? E('small', { 'class': 'fastpath-local' }, [ _('to or from the router itself') ]) : ''
 				]),
-				E('td', { 'class': 'td', 'data-title': _('Offloaded') }, [ r.offload, r.state ? E('br') : '', r.state ? E('small', {}, r.state) : '' ]),
-				E('td', { 'class': 'td', 'data-title': _('Counters') }, r.counters),
-				E('td', { 'class': 'td', 'data-title': _('Rate') }, (rate != null) ? fmt.bitrate(rate) : '\u2013'),
-				E('td', { 'class': 'td', 'data-title': _('Timeout') }, r.timeout),
-				E('td', { 'class': 'td cbi-section-actions' }, fmt.cuttable(f) ? E('button', {
-					'class': 'cbi-button cbi-button-negative',
-					'title': _('Drop this connection in the fast path'),
-					'click': ui.createHandlerFn(self, 'handleCut', f)
-				}, _('Cut…')) : '')
+				td(_('Destination'), [
+					fmt.endpoint(f.original && f.original.dst, f.original && f.original.dport),
+					E('br'), E('small', { 'title': _('Reply direction') }, [ _('reply %s').format(r.reply) ])
+				]),
+				td(_('Offloaded'), [ r.offload, r.state ? E('br') : '', r.state ? E('small', {}, [ r.state ]) : '' ]),
+				td(_('Counters'), r.counters),
+				td(_('Rate'), (rate != null) ? fmt.bitrate(rate) : '\u2013'),
+				td(_('Timeout'), r.timeout),
+				E('td', { 'class': 'td cbi-section-actions' }, [ self.cutButton(f) ])
 			]);
 		});
 
 		return E('div', { 'id': 'fastpath-flows' }, [
 			this.queryError ? E('div', { 'class': 'alert-message warning' },
-				_('The daemon refused the filter: %s').format(this.queryError)) : '',
-			E('p', {}, _('Showing %d of %d flows.').format(shown.length, this.total || 0)),
+				[ _('The daemon refused the filter: %s').format(this.queryError) ]) : '',
+			E('p', {}, [ _('Showing %d of %d flows.').format(shown.length, this.total || 0) ]),
 			this.truncated ? E('div', { 'class': 'alert-message notice' },
-				_('The daemon sent only the flows that fit in one ubus message; narrow the list with the filters above.')) : '',
+				[ _('The daemon sent only the flows that fit in one ubus message; narrow the list with the filters above.') ]) : '',
 			E('table', { 'class': 'table cbi-section-table' }, [
 				E('tr', { 'class': 'tr table-titles' }, titles)
 			].concat(rows.length ? rows : [
-				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td', 'colspan': String(titles.length) }, E('em', {}, _('No flow matches.'))))
+				E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td', 'colspan': String(titles.length) }, [ E('em', {}, [ _('No flow matches.') ]) ]) ])
 			]))
 		]);
 	},
 
 	renderCutTable: function(nowMs) {
-		var self = this, s = this.cuts || {}, cuts = fmt.list(s.cuts),
+		var self = this, s = this.cuts || {}, cuts = fmt.list(s.cuts), writable = this.writable(),
 		    titles = [ _('Connection'), _('Reason'), _('Trigger'), _('Since'), _('Expires'), _('Dropped'), _('Where') ];
 
 		var rows = cuts.map(function(c) {
@@ -175,23 +212,23 @@ return view.extend({
 			return E('tr', { 'class': 'tr cbi-section-table-row' }, [
 				r.original, r.reason, r.trigger, r.since, r.expires, r.dropped, r.where
 			].map(function(v, i) {
-				return E('td', { 'class': 'td', 'data-title': titles[i] }, v);
-			}).concat([
-				E('td', { 'class': 'td cbi-section-actions' }, E('button', {
+				return td(titles[i], v);
+			}).concat(writable ? [
+				E('td', { 'class': 'td cbi-section-actions' }, [ E('button', {
 					'class': 'cbi-button cbi-button-neutral',
 					'click': ui.createHandlerFn(self, 'handleRelease', c)
-				}, _('Release')))
-			]));
+				}, [ _('Release') ]) ])
+			] : []));
 		});
 
 		return E('div', { 'id': 'fastpath-cuts' }, [
 			E('p', {}, [ fmt.cutSummarySentence(s), ' ', fmt.cutCountsSentence(s) ]),
 			E('table', { 'class': 'table cbi-section-table' }, [
-				E('tr', { 'class': 'tr table-titles' }, titles.concat([ '' ]).map(function(t) {
-					return E('th', { 'class': 'th' }, t);
+				E('tr', { 'class': 'tr table-titles' }, titles.concat(writable ? [ '' ] : []).map(function(t) {
+					return E('th', { 'class': 'th' }, [ t ]);
 				}))
 			].concat(rows.length ? rows : [
-				E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td', 'colspan': String(titles.length + 1) }, E('em', {}, _('No connection is cut.'))))
+				E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td', 'colspan': String(titles.length + (writable ? 1 : 0)) }, [ E('em', {}, [ _('No connection is cut.') ]) ]) ])
 			]))
 		]);
 	},
@@ -211,30 +248,43 @@ return view.extend({
 		}, this));
 	},
 
+	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
+	refused: function(what, err) {
+		var f = failure(err);
+
+		ui.addNotification(null, E('p', {}, [ f.denied
+			? _('%s: access denied; this login may only read.').format(what)
+			: _('%s: %s').format(what, f.message) ]), 'danger');
+	},
+
 	handleCut: function(flow) {
 		var reason = E('input', {
 			'class': 'cbi-input-text',
 			'type': 'text',
 			'id': 'fastpath-cut-reason',
+			'maxlength': '200',
 			'style': 'width:100%',
 			'placeholder': _('e.g. unknown peer flooding the uplink')
 		}), expiry = (this.cuts && this.cuts.expiry_s) || 10;
 
 		return new Promise(L.bind(function(resolve) {
 			ui.showModal(_('Cut this connection?'), [
-				E('p', {}, E('strong', {}, String(flow.proto || '').toUpperCase() + ' ' + fmt.tuple(flow.original))),
-				E('p', {}, _('Its frames are dropped in both directions, in the fast path where the router can, for as long as they keep coming and %s after the last one.').format(fmt.duration(expiry))),
-				E('label', { 'for': 'fastpath-cut-reason' }, _('Reason')),
-				E('p', {}, reason),
+				E('p', {}, [ E('strong', {}, [ String(flow.proto || '').toUpperCase() + ' ' + fmt.tuple(flow.original) ]) ]),
+				flow.local ? E('div', { 'class': 'alert-message warning' },
+					[ _('This connection starts or ends on the router itself; if it is your own session (LuCI, SSH), cutting it locks you out until it expires.') ]) : '',
+				E('p', {}, [ _('Its frames are dropped in both directions, in the fast path where the router can, for as long as they keep coming and %s after the last one.').format(fmt.duration(expiry)) ]),
+				E('label', { 'for': 'fastpath-cut-reason' }, [ _('Reason') ]),
+				E('p', {}, [ reason ]),
 				E('div', { 'class': 'right' }, [
-					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, _('Cancel')), ' ',
+					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, [ _('Cancel') ]), ' ',
 					E('button', {
 						'class': 'cbi-button cbi-button-negative important',
+						'id': 'fastpath-cut-confirm',
 						'click': L.bind(function() {
 							ui.hideModal();
 							resolve(this.applyCut(flow, reason.value));
 						}, this)
-					}, _('Cut'))
+					}, [ _('Cut') ])
 				])
 			]);
 		}, this));
@@ -247,12 +297,10 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, _('The connection was not cut: %s').format(err)), 'danger');
+				ui.addNotification(null, E('p', {}, [ _('The connection was not cut: %s').format(err) ]), 'danger');
 			else
-				ui.addNotification(null, E('p', {}, _('Cut %s.').format(fmt.tuple(flow.original))), 'info');
-
-			return this.refresh();
-		}, this));
+				ui.addNotification(null, E('p', {}, [ _('Cut %s.').format(fmt.tuple(flow.original)) ]), 'info');
+		}, this)).catch(L.bind(this.refused, this, _('The connection was not cut'))).then(L.bind(this.refresh, this));
 	},
 
 	handleRelease: function(c) {
@@ -262,12 +310,12 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, _('The cut was not released: %s').format(err)), 'danger');
+				ui.addNotification(null, E('p', {}, [ _('The cut was not released: %s').format(err) ]), 'danger');
 			else if (!(res && res.released > 0))
-				ui.addNotification(null, E('p', {}, _('Nothing to release: the cut had already expired.')), 'info');
-
-			return this.refresh();
-		}, this));
+				ui.addNotification(null, E('p', {}, [ _('Nothing to release: the cut had already expired.') ]), 'info');
+			else
+				ui.addNotification(null, E('p', {}, [ _('Released %s.').format(fmt.tuple(c.original)) ]), 'info');
+		}, this)).catch(L.bind(this.refused, this, _('The cut was not released'))).then(L.bind(this.refresh, this));
 	},
 
 	/* The daemon-side filters; changing one fetches again. */
@@ -279,56 +327,72 @@ return view.extend({
 				'class': 'cbi-input-select',
 				'change': function(ev) { q[field] = ev.target.value; return self.refresh(); }
 			}, options.map(function(o) {
-				return E('option', { 'value': o[0], 'selected': (q[field] == o[0]) ? '' : null }, o[1]);
+				return E('option', { 'value': o[0], 'selected': (q[field] == o[0]) ? '' : null }, [ o[1] ]);
 			}));
 		}
 
+		function field(label, input) {
+			return E('label', { 'class': 'fastpath-filter' }, [ E('span', {}, [ label ]), input ]);
+		}
+
 		return E('div', { 'class': 'cbi-section-node', 'id': 'fastpath-filters' }, [
-			E('label', {}, [ _('Search'), ' ', E('input', {
+			E('style', {}, [ '#fastpath-filters{display:flex;flex-wrap:wrap;align-items:center;gap:.4em 1.2em;padding:.5em 0}' +
+				'.fastpath-filter{display:inline-flex;align-items:center;gap:.4em;margin:0;white-space:nowrap}' +
+				'.fastpath-filter input[type=text],.fastpath-filter input[type=number],.fastpath-filter select{width:auto;min-width:0;margin:0}' ]),
+			field(_('Search'), E('input', {
 				'class': 'cbi-input-text',
-				'type': 'search',
+				'type': 'text',
+				'id': 'fastpath-search',
+				'style': 'width:11em',
 				'placeholder': _('address, port, protocol'),
 				'input': function(ev) { self.textFilter = ev.target.value; self.redraw(); }
-			}) ]), ' ',
-			E('label', {}, [ _('Offload'), ' ', select('offload', [
+			})),
+			field(_('Offload'), select('offload', [
 				[ '', _('all flows') ],
 				[ 'any', _('offloaded') ],
 				[ 'software', _('in software') ],
 				[ 'hardware', _('in hardware') ],
 				[ 'none', _('not offloaded') ]
-			]) ]), ' ',
-			E('label', {}, [ _('Protocol'), ' ', select('proto', [
+			])),
+			field(_('Protocol'), select('proto', [
 				[ '', _('any') ], [ 'tcp', 'TCP' ], [ 'udp', 'UDP' ], [ 'icmp', 'ICMP' ], [ 'icmpv6', 'ICMPv6' ]
-			]) ]), ' ',
-			E('label', {}, [ _('Address'), ' ', E('input', {
+			])),
+			field(_('Address'), E('input', {
 				'class': 'cbi-input-text',
 				'type': 'text',
+				'style': 'width:9em',
 				'placeholder': '192.168.1.23',
 				'change': function(ev) { q.address = ev.target.value.trim(); return self.refresh(); }
-			}) ]), ' ',
-			E('label', {}, [ _('At most'), ' ', E('input', {
+			})),
+			field(_('At most'), E('input', {
 				'class': 'cbi-input-text',
 				'type': 'number',
 				'min': '1',
+				'style': 'width:5.5em',
 				'value': String(q.limit),
 				'change': function(ev) { q.limit = +ev.target.value || DEFAULT_LIMIT; return self.refresh(); }
-			}) ])
+			})),
+			this.writable() ? field(_('Offer Cut for the router\'s own connections'), E('input', {
+				'type': 'checkbox',
+				'id': 'fastpath-cut-local',
+				'change': function(ev) { self.cutLocal = ev.target.checked; self.redraw(); }
+			})) : ''
 		]);
 	},
 
 	render: function(data) {
 		this.update(data, Date.now());
 
-		this.flowBox = E('div', {}, this.renderFlowTable());
-		this.cutBox = E('div', {}, this.renderCutTable(Date.now()));
+		this.flowBox = E('div', {}, [ this.renderFlowTable() ]);
+		this.cutBox = E('div', {}, [ this.renderCutTable(Date.now()) ]);
 
 		poll.add(L.bind(this.refresh, this), 5);
 
 		return E('div', {}, [
-			E('h2', {}, _('Flows')),
-			E('div', { 'class': 'cbi-map-descr' }, _('Connections tracked by the router, with what offloads them. Rates are measured between two refreshes.')),
+			E('h2', {}, [ _('Flows') ]),
+			E('div', { 'class': 'cbi-map-descr' }, [ _('Connections tracked by the router, with what offloads them. Rates are measured between two refreshes.') ]),
 			E('div', { 'class': 'cbi-section' }, [ this.renderQuery(), this.flowBox ]),
-			E('div', { 'class': 'cbi-section' }, [ E('h3', {}, _('Active cuts')), this.cutBox ])
+			E('div', { 'class': 'cbi-section' }, [ E('h3', {}, [ _('Active cuts') ]), this.cutBox ])
 		]);
 	},
 

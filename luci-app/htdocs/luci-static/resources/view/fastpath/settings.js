@@ -20,14 +20,17 @@ return view.extend({
 	},
 
 	render: function() {
-		var m, s, o;
+		var m, s, o,
+		    /* The daemon and `fastpath set` read and write the first fastpath section: edit that one. */
+		    first = uci.sections('fastpath', 'fastpath')[0],
+		    sid = first ? first['.name'] : 'main';
 
 		m = new form.Map('fastpath', _('Flow Offload'),
 			_('How fastpath offloads flows and cuts connections. The offload itself is switched on under Network › Firewall › Routing/NAT Offloading; fastpath makes it truthful for this router\'s chipset.'));
 
-		s = m.section(form.NamedSection, 'main', 'fastpath', _('General'));
+		s = m.section(form.NamedSection, sid, 'fastpath', _('General'));
 		/* A missing file means all defaults: offer to create the section then. */
-		s.addremove = !uci.get('fastpath', 'main');
+		s.addremove = !first;
 
 		o = s.option(form.Flag, 'enabled', _('Enable fastpath'),
 			_('When off, fastpath removes its tables and leaves offloading to the firewall.'));
@@ -44,10 +47,10 @@ return view.extend({
 		};
 
 		o = s.option(form.ListValue, 'hw_offload', _('Hardware offload'),
-			_('Automatic uses hardware offload wherever the chipset can, whatever the firewall asks.'));
-		o.value('follow', _('Follow the firewall (software where the chipset cannot)'));
-		o.value('auto', _('Automatic (hardware wherever the chipset can)'));
-		o.value('off', _('Never (software only)'));
+			_('Follow the firewall: hardware when the firewall\'s hardware switch is on, software where the chipset cannot. Automatic: hardware wherever the chipset can, whatever the firewall asks. Never: software only.'));
+		o.value('follow', _('Follow the firewall'));
+		o.value('auto', _('Automatic'));
+		o.value('off', _('Never'));
 		o.default = 'follow';
 
 		o = s.option(form.DynamicList, 'device', _('Extra flowtable devices'),
@@ -62,18 +65,19 @@ return view.extend({
 		o.rmempty = false;
 
 		o = s.option(form.Value, 'cut_expiry', _('Cut expiry'),
-			_('Seconds a cut stays after the last frame of the connection.'));
+			_('Seconds a cut stays after the last frame of the connection; a sender that keeps sending stays cut.'));
 		o.datatype = 'range(1,86400)';
 		o.placeholder = '10';
 		o.default = '10';
 
 		o = s.option(form.Value, 'cut_set_size', _('Cut set size'),
-			_('Most connections cut at once, per address family.'));
-		o.datatype = 'range(16,16777216)';
+			_('Most connections cut at once, per address family (one set for IPv4, one for IPv6).'));
+		o.datatype = 'range(1,16777216)';
 		o.placeholder = '65536';
 		o.default = '65536';
 
-		o = s.option(form.ListValue, 'log_level', _('Log level'));
+		o = s.option(form.ListValue, 'log_level', _('Log level'),
+			_('What the daemon writes to the system log (logread).'));
 		o.value('debug', _('Debug'));
 		o.value('info', _('Info'));
 		o.value('warn', _('Warning'));
@@ -81,10 +85,14 @@ return view.extend({
 		o.default = 'info';
 
 		s = m.section(form.GridSection, 'blocklist', _('Block lists to watch'),
-			_('Connections to or from an address on one of these lists are cut.'));
+			_('Connections to or from an address on one of these lists are cut, and new ones are cut as they appear. An nftables set is read as its owner (e.g. banIP) fills it; a file holds one IP address or CIDR prefix per line, # starting a comment, and is read again when it changes; an address list holds the addresses here.'));
 		s.addremove = true;
 		s.anonymous = true;
 		s.nodescriptions = true;
+
+		o = s.option(form.Flag, 'enabled', _('Enabled'));
+		o.default = '1';
+		o.editable = true;
 
 		o = s.option(form.Value, 'name', _('Name'));
 		o.datatype = 'uciname';
@@ -109,6 +117,7 @@ return view.extend({
 		o.value('ip6');
 		o.value('bridge');
 		o.value('netdev');
+		/* arp tables hold no address sets: the daemon refuses family arp. */
 		o.default = 'inet';
 		o.depends('type', 'nftset');
 		o.modalonly = true;

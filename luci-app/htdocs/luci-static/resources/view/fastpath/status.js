@@ -35,8 +35,17 @@ var callReload = rpc.declare({
 	method: 'reload'
 });
 
+/*
+ * LuCI's dom.append puts a lone string child in with innerHTML and takes
+ * an array's items one level deep, so every text goes in as [ text ] and
+ * child lists are flat: daemon, list and flow text is never markup.
+ */
 function section(title, children) {
-	return E('div', { 'class': 'cbi-section' }, [ E('h3', {}, title) ].concat(children));
+	return E('div', { 'class': 'cbi-section' }, [ E('h3', {}, [ title ]) ].concat(flat(children)));
+}
+
+function flat(children) {
+	return [].concat.apply([], children.map(function(c) { return Array.isArray(c) ? flat(c) : [ c ]; }));
 }
 
 /* A two-column label/value table like luci-mod-status uses. */
@@ -45,8 +54,8 @@ function facts(rows) {
 		return r[1] != null && r[1] !== '';
 	}).map(function(r) {
 		return E('tr', { 'class': 'tr' }, [
-			E('td', { 'class': 'td left', 'width': '33%' }, r[0]),
-			E('td', { 'class': 'td left' }, r[1])
+			E('td', { 'class': 'td left', 'width': '33%' }, [ r[0] ]),
+			E('td', { 'class': 'td left' }, [ r[1] ])
 		]);
 	}));
 }
@@ -54,27 +63,42 @@ function facts(rows) {
 function grid(titles, rows, empty) {
 	return E('table', { 'class': 'table cbi-section-table' }, [
 		E('tr', { 'class': 'tr table-titles' }, titles.map(function(t) {
-			return E('th', { 'class': 'th' }, t);
+			return E('th', { 'class': 'th' }, [ t ]);
 		}))
 	].concat(rows.length ? rows.map(function(r) {
 		return E('tr', { 'class': 'tr cbi-section-table-row' }, r.map(function(c, i) {
-			return E('td', { 'class': 'td', 'data-title': titles[i] }, c);
+			return E('td', { 'class': 'td', 'data-title': titles[i] }, [ c ]);
 		}));
 	}) : [
-		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td', 'colspan': String(titles.length) }, E('em', {}, empty)))
+		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td', 'colspan': String(titles.length) }, [ E('em', {}, [ empty ]) ]) ])
 	]));
 }
 
 function note(cls, text) {
-	return E('div', { 'class': 'alert-message ' + cls }, text);
+	return E('div', { 'class': 'alert-message ' + cls }, [ text ]);
+}
+
+/* Why a call failed, from the RPCError LuCI's rpc raises: access denied (-32002) or gone. */
+function failure(err) {
+	var msg = String((err && err.message) || err || '');
+
+	if (/error -32002\b/.test(msg) || /Access denied/.test(msg))
+		return { denied: true, message: msg };
+
+	return { denied: false, message: msg };
 }
 
 return view.extend({
 	load: function() {
 		return Promise.all([
-			callStatus(),
+			callStatus().catch(failure),
 			L.resolveDefault(callCapabilities(), {})
 		]);
+	},
+
+	/* Write actions only for sessions that may write (rpcd grants set/reload/cut with write). */
+	writable: function() {
+		return L.hasViewPermission() === true;
 	},
 
 	renderMode: function(st) {
@@ -82,8 +106,8 @@ return view.extend({
 		    decisions = fmt.list(st.decisions).filter(function(d) { return d.reason != m.reason; });
 
 		return section(_('Offload mode'), [
-			E('p', { 'class': 'fastpath-sentence' }, E('strong', {}, fmt.modeSentence(st))),
-			m.reason ? E('p', {}, _('Why: %s').format(m.reason)) : '',
+			E('p', { 'class': 'fastpath-sentence' }, [ E('strong', {}, [ fmt.modeSentence(st) ]) ]),
+			m.reason ? E('p', {}, [ _('Why: %s').format(m.reason) ]) : '',
 			facts([
 				[ _('Requested'), fmt.modeLabel(m.requested) ],
 				[ _('Running'), fmt.modeLabel(m.effective) ],
@@ -91,9 +115,9 @@ return view.extend({
 			]),
 			fmt.list(st.errors).map(function(e) { return note('warning', e); }),
 			decisions.length ? E('ul', { 'class': 'fastpath-decisions' }, decisions.map(function(d) {
-				return E('li', {}, [ E('em', {}, d.topic), ': ', d.reason ]);
+				return E('li', {}, [ E('em', {}, [ d.topic ]), ': ', d.reason ]);
 			})) : '',
-			this.renderModeControl(st)
+			this.writable() ? this.renderModeControl(st) : ''
 		]);
 	},
 
@@ -101,7 +125,7 @@ return view.extend({
 		var m = st.mode || {},
 		    choices = fmt.modeChoices(m.requested, this.capabilities && this.capabilities.modes),
 		    select = E('select', { 'class': 'cbi-input-select', 'id': 'fastpath-mode' }, choices.map(function(mode) {
-			return E('option', { 'value': mode, 'selected': (mode == m.requested) ? '' : null }, fmt.modeLabel(mode));
+			return E('option', { 'value': mode, 'selected': (mode == m.requested) ? '' : null }, [ fmt.modeLabel(mode) ]);
 		}));
 
 		select.value = m.requested || 'off';
@@ -110,12 +134,14 @@ return view.extend({
 			select, ' ',
 			E('button', {
 				'class': 'cbi-button cbi-button-apply',
+				'id': 'fastpath-mode-change',
 				'click': ui.createHandlerFn(this, 'handleModeChange', select)
-			}, _('Change mode…')), ' ',
+			}, [ _('Change mode…') ]), ' ',
 			E('button', {
 				'class': 'cbi-button cbi-button-reload',
+				'id': 'fastpath-reload',
 				'click': ui.createHandlerFn(this, 'handleReload')
-			}, _('Re-apply now'))
+			}, [ _('Re-apply now') ])
 		]);
 	},
 
@@ -123,7 +149,7 @@ return view.extend({
 		var c = fmt.chip(p);
 
 		return section(_('Chipset'), [
-			E('p', {}, p.hw_offload_reason || ''),
+			E('p', {}, [ p.hw_offload_reason || '' ]),
 			facts([
 				[ _('Model'), p.model || p.board_name ],
 				[ _('Board'), p.board_name ],
@@ -134,9 +160,9 @@ return view.extend({
 					: _('not possible') ],
 				[ _('Firmware'), p.release ]
 			]),
-			E('h4', {}, _('Evidence')),
+			E('h4', {}, [ _('Evidence') ]),
 			grid([ _('Source'), _('Value'), _('Conclusion') ], fmt.list(p.evidence).map(function(e) {
-				return [ E('code', {}, e.source), e.value, e.meaning ];
+				return [ E('code', {}, [ e.source ]), e.value, e.meaning ];
 			}), _('No evidence was collected.'))
 		]);
 	},
@@ -146,7 +172,7 @@ return view.extend({
 		    k = st.kernel || {};
 
 		return section(_('Kernel flowtable'), [
-			E('p', {}, ft.sentence),
+			E('p', {}, [ ft.sentence ]),
 			facts([
 				[ _('Flowtable'), ft.name ],
 				[ _('Devices in the plan'), ft.planned_devices ],
@@ -161,8 +187,8 @@ return view.extend({
 
 	renderFlows: function(st) {
 		return section(_('Offloaded flows'), [
-			E('p', {}, fmt.flowCountsSentence(st.flows)),
-			E('p', {}, E('a', { 'href': L.url('admin/network/fastpath/flows') }, _('Show the flows')))
+			E('p', {}, [ fmt.flowCountsSentence(st.flows) ]),
+			E('p', {}, [ E('a', { 'href': L.url('admin/network/fastpath/flows') }, [ _('Show the flows') ]) ])
 		]);
 	},
 
@@ -170,18 +196,18 @@ return view.extend({
 		var tunnels = fmt.list(st.tunnels);
 
 		return section(_('IPIP tunnels'), tunnels.length ? tunnels.map(function(t) {
-			return E('p', {}, [ fmt.tunnelSentence(t), t.reason ? E('br') : '', t.reason ? E('small', {}, t.reason) : '' ]);
-		}) : [ E('p', {}, E('em', {}, _('No IPIP tunnel is configured.'))) ]);
+			return E('p', {}, [ fmt.tunnelSentence(t), t.reason ? E('br') : '', t.reason ? E('small', {}, [ t.reason ]) : '' ]);
+		}) : [ E('p', {}, [ E('em', {}, [ _('No IPIP tunnel is configured.') ]) ]) ]);
 	},
 
 	renderCuts: function(st) {
 		var s = st.cut || {};
 
 		return section(_('Cuts'), [
-			E('p', {}, fmt.cutSummarySentence(s)),
-			s.reason ? E('p', {}, _('Why: %s').format(s.reason)) : '',
-			E('p', {}, fmt.cutCountsSentence(s)),
-			E('h4', {}, _('Watched block lists')),
+			E('p', {}, [ fmt.cutSummarySentence(s) ]),
+			s.reason ? E('p', {}, [ _('Why: %s').format(s.reason) ]) : '',
+			E('p', {}, [ fmt.cutCountsSentence(s) ]),
+			E('h4', {}, [ _('Watched block lists') ]),
 			grid([ _('Block list'), _('Problems') ], fmt.list(s.blocklists).map(function(b) {
 				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') : _('none') ];
 			}), _('No block list is watched.')),
@@ -189,8 +215,11 @@ return view.extend({
 		]);
 	},
 
-	/* The whole page body for one status answer; polling swaps it. */
+	/* The whole page body for one status answer (or failure); polling swaps it. */
 	renderStatus: function(answer) {
+		if (answer && answer.denied === true)
+			return note('danger', _('Access denied: this login may not read fastpath\'s status (ACL group luci-app-fastpath).'));
+
 		var st = fmt.shapeStatus(answer);
 
 		if (!st)
@@ -207,9 +236,18 @@ return view.extend({
 	},
 
 	refresh: function(body) {
-		return callStatus().then(L.bind(function(st) {
+		return callStatus().catch(failure).then(L.bind(function(st) {
 			dom.content(body, this.renderStatus(st));
 		}, this));
+	},
+
+	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
+	refused: function(what, err) {
+		var f = failure(err);
+
+		ui.addNotification(null, E('p', {}, [ f.denied
+			? _('%s: access denied; this login may only read.').format(what)
+			: _('%s: %s').format(what, f.message) ]), 'danger');
 	},
 
 	handleModeChange: function(select) {
@@ -217,16 +255,17 @@ return view.extend({
 
 		return new Promise(L.bind(function(resolve) {
 			ui.showModal(_('Change the offload mode?'), [
-				E('p', {}, _('fastpath sets the firewall\'s offload switches to "%s" and re-applies its flowtable. Flows that are offloaded now stay offloaded.').format(fmt.modeLabel(mode))),
+				E('p', {}, [ _('fastpath sets the firewall\'s offload switches to "%s" and re-applies its flowtable. Flows that are offloaded now stay offloaded.').format(fmt.modeLabel(mode)) ]),
 				E('div', { 'class': 'right' }, [
-					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, _('Cancel')), ' ',
+					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, [ _('Cancel') ]), ' ',
 					E('button', {
 						'class': 'cbi-button cbi-button-positive important',
+						'id': 'fastpath-mode-confirm',
 						'click': L.bind(function() {
 							ui.hideModal();
 							resolve(this.applyMode(mode));
 						}, this)
-					}, _('Change mode'))
+					}, [ _('Change mode') ])
 				])
 			]);
 		}, this));
@@ -237,10 +276,14 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, _('The mode was not changed: %s').format(err)), 'danger');
-			else if (this.body)
-				dom.content(this.body, this.renderStatus(res));
-		}, this));
+				ui.addNotification(null, E('p', {}, [ _('The mode was not changed: %s').format(err) ]), 'danger');
+			else {
+				ui.addNotification(null, E('p', {}, [ _('Offload mode set to %s.').format(fmt.modeLabel(mode)) ]), 'info');
+
+				if (this.body)
+					dom.content(this.body, this.renderStatus(res));
+			}
+		}, this)).catch(L.bind(this.refused, this, _('The mode was not changed')));
 	},
 
 	handleReload: function() {
@@ -248,23 +291,23 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, _('fastpath could not re-apply: %s').format(err)), 'danger');
+				ui.addNotification(null, E('p', {}, [ _('fastpath could not re-apply: %s').format(err) ]), 'danger');
 			else if (this.body)
 				dom.content(this.body, this.renderStatus(res));
-		}, this));
+		}, this)).catch(L.bind(this.refused, this, _('fastpath could not re-apply')));
 	},
 
 	render: function(data) {
 		this.capabilities = fmt.shapeCapabilities(data[1]);
 
-		var body = E('div', { 'id': 'fastpath-status' }, this.renderStatus(data[0]));
+		var body = E('div', { 'id': 'fastpath-status' }, [ this.renderStatus(data[0]) ]);
 
 		this.body = body;
 		poll.add(L.bind(this.refresh, this, body), 5);
 
 		return E('div', {}, [
-			E('h2', {}, _('Flow Offload')),
-			E('div', { 'class': 'cbi-map-descr' }, _('What the router really offloads, read back from the kernel, and why.')),
+			E('h2', {}, [ _('Flow Offload') ]),
+			E('div', { 'class': 'cbi-map-descr' }, [ _('What the router really offloads, read back from the kernel, and why.') ]),
 			body
 		]);
 	},

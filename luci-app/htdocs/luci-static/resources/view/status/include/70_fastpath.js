@@ -5,33 +5,39 @@
 
 /* Status > Overview: one line, the running offload mode and flow counts. */
 
-/* No `expect`: a login without our ACL gets ubus status 6, and then the line is left out. */
+/*
+ * No `expect`: the raw answer, or the RPCError LuCI's rpc raises. uhttpd
+ * answers a session without our ACL with JSON-RPC error -32002 (Access
+ * denied) and a daemon that is not registered with -32000 (Object not found).
+ */
 var callStatus = rpc.declare({
 	object: 'fastpath',
 	method: 'status'
 });
 
-var UBUS_STATUS_PERMISSION_DENIED = 6;
-
 return baseclass.extend({
 	title: _('Flow offload'),
 
 	load: function() {
-		return L.resolveDefault(callStatus(), {});
+		return callStatus().catch(function(err) {
+			var msg = String((err && err.message) || err || '');
+
+			return { denied: /error -32002\b/.test(msg) || /Access denied/.test(msg) };
+		});
 	},
 
 	render: function(st) {
-		if (st === UBUS_STATUS_PERMISSION_DENIED)
-			return null;
+		if (st && st.denied === true)
+			return E('p', {}, [ E('em', {}, [ _('Access denied: this login may not read fastpath\'s status.') ]) ]);
 
 		var status = fmt.shapeStatus(st);
 
 		if (!status)
-			return E('p', {}, E('em', {}, _('The fastpath daemon does not answer.')));
+			return E('p', {}, [ E('em', {}, [ _('The fastpath daemon does not answer.') ]) ]);
 
 		return E('p', {}, [
 			fmt.overviewLine(status), ' (',
-			E('a', { 'href': L.url('admin/network/fastpath') }, _('details')), ')'
+			E('a', { 'href': L.url('admin/network/fastpath') }, [ _('details') ]), ')'
 		]);
 	}
 });
