@@ -36,11 +36,12 @@ test-unit:
 	go test -count=1 -skip Integration ./...
 
 # src/uci against the real libuci and uci command (openwrt-userland, found
-# at $OPENWRT_USERLAND, default ../shared/openwrt-userland): thousands of
+# by scripts/openwrt-userland.sh: $OPENWRT_USERLAND, else beside the clone):
+# thousands of
 # generated and mutated configs, Set and staged changes, fixed seed. The
 # same as a fuzz target: go test -tags libuci -run '^$$' -fuzz FuzzLibuci ./src/uci/
 test-uci-libuci:
-	go test -count=1 -tags libuci -run '^(TestLibuci|FuzzLibuci)' ./src/uci/
+	userland=$$(scripts/openwrt-userland.sh) && OPENWRT_USERLAND=$$userland go test -count=1 -tags libuci -run '^(TestLibuci|FuzzLibuci)' ./src/uci/
 
 test-root:
 	src/build/test-root.sh
