@@ -64,7 +64,7 @@ func runVersion(args []string) int {
 
 func runPrint(args []string) int {
 	var o options
-	if err := newFlags("print", &o, true).Parse(args); err != nil {
+	if err := parseNone(newFlags("print", &o, true), args); err != nil {
 		return 2
 	}
 	snap, err := observe.Observe(o.root)
@@ -82,7 +82,7 @@ func runPrint(args []string) int {
 
 func runApply(args []string) int {
 	var o options
-	if err := newFlags("apply", &o, true).Parse(args); err != nil {
+	if err := parseNone(newFlags("apply", &o, true), args); err != nil {
 		return 2
 	}
 	r, err := daemon.NewReconciler(o.root, logger(o))
@@ -107,7 +107,7 @@ func runDaemon(args []string) int {
 	var cleanup bool
 	fs := newFlags("daemon", &o, false)
 	fs.BoolVar(&cleanup, "cleanup", false, "remove fastpath's tables (flowtable, cut) and exit")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return 2
 	}
 	log := logger(o)
