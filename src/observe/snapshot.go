@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -21,7 +22,12 @@ type Snapshot struct {
 	Settings config.Settings `json:"settings"`
 	Platform platform.Info   `json:"platform"`
 	Routes   []Route         `json:"routes"`
-	Kernel   status.Kernel   `json:"kernel"`
+	// PeerRoutes are the kernel's own answers (KernelRoute) for the peers
+	// of IPIP interfaces, keyed by the peer's address; read on a live
+	// router only (root "/"), where policy rules may route a peer past the
+	// main table.
+	PeerRoutes map[string]Route `json:"peer_routes,omitempty"`
+	Kernel     status.Kernel    `json:"kernel"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -38,8 +44,29 @@ func Observe(root string) (Snapshot, error) {
 	if s.Routes, err = readRoutes(root); err != nil {
 		return s, err
 	}
+	if filepath.Clean(root) == "/" {
+		s.PeerRoutes = peerRoutes(s.Settings.Network)
+	}
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)
 	return s, nil
+}
+
+// peerRoutes asks the kernel for the route to each IPIP peer, from the
+// tunnel's local address. A peer the kernel has no answer for is left
+// out: planning then reads the main table, and says so.
+func peerRoutes(n config.Network) map[string]Route {
+	routes := map[string]Route{}
+	for _, ifc := range n.Interfaces {
+		peer, err := netip.ParseAddr(ifc.PeerAddr)
+		if ifc.Proto != "ipip" || ifc.TunLink != "" || err != nil {
+			continue
+		}
+		local, _ := netip.ParseAddr(ifc.IPAddr)
+		if rt, err := KernelRoute(0, peer, local); err == nil {
+			routes[peer.String()] = rt
+		}
+	}
+	return routes
 }
 
 func readRoutes(root string) ([]Route, error) {

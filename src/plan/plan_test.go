@@ -48,6 +48,29 @@ func TestTunnelUnderlayByRoute(t *testing.T) {
 	}
 }
 
+// With mwan3 or pbr a policy rule may send the peer out of a second WAN
+// that the main table knows nothing of: the kernel's answer wins.
+func TestTunnelUnderlayByPolicyRoute(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Settings.Network.Interfaces = append(s.Settings.Network.Interfaces, config.Interface{Name: "wanb", Proto: "static", Device: "wan1"})
+	s.Platform.Devices = append(s.Platform.Devices, platform.Device{Name: "wan1", Kind: "ether"})
+	s.PeerRoutes = map[string]observe.Route{
+		"192.168.1.2": {Dst: netip.MustParsePrefix("192.168.1.2/32"), Device: "wan1", Table: 100},
+	}
+	p := Make(s, Constraints{})
+	if len(p.Tunnels) != 1 || p.Tunnels[0].Underlay != "wan1" {
+		t.Fatalf("tunnels = %+v, want underlay wan1 (the kernel's route)", p.Tunnels)
+	}
+	if r := p.Tunnels[0].Reason; !strings.Contains(r, "policy rules applied: table 100") {
+		t.Fatalf("reason %q does not say the policy route was used", r)
+	}
+	s.PeerRoutes = nil // a fixture tree, or no answer from the kernel
+	p = Make(s, Constraints{})
+	if p.Tunnels[0].Underlay != "wan0" || !strings.Contains(p.Tunnels[0].Reason, "in the main table") {
+		t.Fatalf("without the kernel's answer: tunnel = %+v, want wan0 from the main table", p.Tunnels[0])
+	}
+}
+
 func TestTunnelUnderlayOnlyFromTheTunnel(t *testing.T) {
 	s := lab("192.168.1.2")
 	s.Settings.Network.Interfaces[2].Disabled = true // wan not routed: only the tunnel brings wan0 in

@@ -147,6 +147,27 @@ t_ipip_7() {
 	fastpath_stop
 }
 
+# Multi-WAN (mwan3, pbr): a policy rule sends the tunnel's peer out of a
+# second WAN the main table knows nothing of. The underlay is the device
+# the kernel really uses, not the main table's.
+t_ipip_policy_route() {
+	topo_ipip
+	ip link add wan1 type veth peer name eth1 netns remote
+	ip -n remote link set eth1 up; ip -n remote addr add 10.0.5.2/24 dev eth1
+	ip link set wan1 up; ip addr add 10.0.5.1/24 dev wan1
+	ip route add 10.0.2.2 via 10.0.5.2 dev wan1 table 100
+	ip rule add to 10.0.2.2 lookup 100 pref 100
+	uci_network_ipip
+	sed -i "/option tunlink 'wan'/d" /etc/config/network
+	uci_firewall 1 0
+	started_or_fail fastpath/ipip-policy-route || { return; }
+	fastpath_status || { fail fastpath/ipip-policy-route "cannot read status"; return; }
+	log "flowtable.devices: $(sj -c .flowtable.devices); tunnels: $(sj -c .tunnels)"
+	check fastpath/ipip-underlay-by-policy-route "tunnel underlay '$(sj '.tunnels[0].underlay')' (want wan1, where rule pref 100 sends the peer), flowtable.devices = $(sj -c .flowtable.devices) (want wan1 in)" \
+		sj -e '.tunnels[0].underlay == "wan1" and (.flowtable.devices | index("wan1")) != null'
+	fastpath_stop
+}
+
 t_kill9() {
 	local h0 h1 s0 after
 	topo_forward; uci_firewall 1 0; slow_setup; torn_setup
@@ -229,6 +250,7 @@ else
 	run t_hw_fallback
 	run t_fw4_reload
 	run t_ipip_612
+	run t_ipip_policy_route
 	run t_kill9
 	run t_cut_udp_flood
 	run t_cut_forward
