@@ -288,6 +288,22 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	if after.Mode.Requested != status.ModeSoftware {
 		t.Errorf("after set software: %+v", after.Mode)
 	}
+	// What the kernel refused stays refused after set off, when nothing
+	// asks the kernel any more: capabilities must not offer software again.
+	if _, err := callJSON("set", map[string]any{"mode": "off"}); err != nil {
+		t.Fatalf("set off: %v", err)
+	}
+	a, err = callJSON("capabilities", nil)
+	if err != nil {
+		t.Fatalf("capabilities: %v", err)
+	}
+	var caps rpc.Capabilities
+	json.Unmarshal(a, &caps)
+	offersSoftware := strings.Contains(strings.Join(caps.Modes, " "), status.ModeSoftware)
+	if caps.Kernel.Flowtable != expectFlowtable || offersSoftware != expectFlowtable {
+		t.Errorf("after set software and set off on a kernel with flowtables=%t: capabilities say flowtable %t, modes %v (missing %q)",
+			expectFlowtable, caps.Kernel.Flowtable, caps.Modes, caps.Kernel.Missing)
+	}
 	if dir := os.Getenv("FASTPATH_RECORD"); dir != "" {
 		for name, a := range answers {
 			var pretty bytes.Buffer
