@@ -73,6 +73,10 @@ func (s *Settings) loadOffload(fw *uci.File) {
 	s.Offload.FlowOffloadingHW = s.boolOpt(sec, "firewall.@defaults[0]", "flow_offloading_hw", false)
 }
 
+// MaxOffloadAfterPackets bounds offload_after_packets: inspectors ask for
+// tens of packets; beyond this a connection would live in the slow path.
+const MaxOffloadAfterPackets = 100000
+
 func (s *Settings) loadFastpath(fp *uci.File) {
 	if fp == nil {
 		return
@@ -107,6 +111,14 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 				s.problem("%s.cut_set_size: %q is not a number from 1 to 16777216; using %d", addr, v, d.CutSetSize)
 			} else {
 				d.CutSetSize = n
+			}
+		}
+		if v, ok := sec.Get("offload_after_packets"); ok {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || n > MaxOffloadAfterPackets {
+				s.problem("%s.offload_after_packets: %q is not a number from 0 to %d; using %d", addr, v, MaxOffloadAfterPackets, d.OffloadAfterPackets)
+			} else {
+				d.OffloadAfterPackets = n
 			}
 		}
 		if v, ok := sec.Get("log_level"); ok {

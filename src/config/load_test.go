@@ -139,3 +139,33 @@ func TestWriteModeKeepsTheRest(t *testing.T) {
 		t.Errorf("fastpath file not written: %v", err)
 	}
 }
+
+func TestLoadOffloadAfterPackets(t *testing.T) {
+	for _, c := range []struct {
+		value   string
+		want    uint64
+		problem string
+	}{
+		{"30", 30, ""},
+		{"0", 0, ""},
+		{"100000", 100000, ""},
+		{"100001", 0, `fastpath.main.offload_after_packets: "100001" is not a number from 0 to 100000; using 0`},
+		{"-1", 0, `"-1" is not a number`},
+		{"18446744073709551616", 0, `"18446744073709551616" is not a number`},
+		{"thirty", 0, `"thirty" is not a number`},
+	} {
+		root := t.TempDir()
+		writeConfig(t, root, "fastpath", "config fastpath 'main'\n\toption offload_after_packets '"+c.value+"'\n")
+		s, err := Load(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Fastpath.OffloadAfterPackets != c.want {
+			t.Errorf("%q: offload after %d packets, want %d", c.value, s.Fastpath.OffloadAfterPackets, c.want)
+		}
+		got := strings.Join(s.Problems, "\n")
+		if c.problem == "" && got != "" || !strings.Contains(got, c.problem) {
+			t.Errorf("%q: problems %q, want one containing %q", c.value, got, c.problem)
+		}
+	}
+}

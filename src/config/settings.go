@@ -35,14 +35,17 @@ type Offload struct {
 
 // Fastpath holds /etc/config/fastpath.
 type Fastpath struct {
-	Enabled       bool                  `json:"enabled"`
-	HWOffload     string                `json:"hw_offload"`
-	CutInFastpath bool                  `json:"cut_in_fastpath"`
-	CutExpiry     time.Duration         `json:"cut_expiry"`
-	CutSetSize    int                   `json:"cut_set_size"`
-	LogLevel      string                `json:"log_level"`
-	ExtraDevices  []string              `json:"extra_devices,omitempty"`
-	Blocklists    []cut.BlocklistConfig `json:"blocklists,omitempty"`
+	Enabled       bool          `json:"enabled"`
+	HWOffload     string        `json:"hw_offload"`
+	CutInFastpath bool          `json:"cut_in_fastpath"`
+	CutExpiry     time.Duration `json:"cut_expiry"`
+	CutSetSize    int           `json:"cut_set_size"`
+	// OffloadAfterPackets > 0 leaves a connection's first packets in the
+	// slow path (inspectors such as DPI tools need them).
+	OffloadAfterPackets uint64                `json:"offload_after_packets,omitempty"`
+	LogLevel            string                `json:"log_level"`
+	ExtraDevices        []string              `json:"extra_devices,omitempty"`
+	Blocklists          []cut.BlocklistConfig `json:"blocklists,omitempty"`
 }
 
 // Network holds the interfaces of /etc/config/network.

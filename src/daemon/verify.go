@@ -101,7 +101,8 @@ func inSync(want nft.Spec, k nft.Kernel) bool {
 		return !k.TablePresent
 	}
 	return k.FlowtablePresent && k.ForwardRule && k.Hardware == want.Hardware &&
-		k.Counter == want.Counter && slices.Equal(sorted(k.Devices), want.Devices)
+		k.Counter == want.Counter && k.OffloadAfterPackets == want.OffloadAfterPackets &&
+		slices.Equal(sorted(k.Devices), want.Devices)
 }
 
 func sorted(s []string) []string {

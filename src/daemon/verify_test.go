@@ -40,6 +40,11 @@ func TestInSync(t *testing.T) {
 	if !inSync(spec, k) {
 		t.Error("same devices in another order are in sync")
 	}
+	after := spec
+	after.OffloadAfterPackets = 30
+	if inSync(after, k) {
+		t.Error("a rule that offloads at once is not in sync with offload_after_packets 30")
+	}
 	k.Devices = []string{"lan0"}
 	if inSync(spec, k) {
 		t.Error("a missing device is not in sync")

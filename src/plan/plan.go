@@ -70,6 +70,12 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 		Hardware: p.Mode.Effective == status.ModeHardware,
 		Counter:  true,
 	}
+	if n := s.Settings.Fastpath.OffloadAfterPackets; n > 0 {
+		p.Flowtable.OffloadAfterPackets = n
+		if p.Flowtable.Enabled {
+			p.note("flowtable", "the first %d packets of each connection (both directions counted) take the slow path before it is offloaded (offload_after_packets): inspectors see them", n)
+		}
+	}
 	if p.Flowtable.Enabled && len(devices) == 0 {
 		p.note("device", "no routed interface has a device that exists now: the flowtable has no devices until one appears")
 	}

@@ -156,3 +156,29 @@ func TestResolveFollowsBridgesAndVLANs(t *testing.T) {
 		}
 	}
 }
+
+// offload_after_packets reaches the flowtable's rule and says why, in
+// either mode; off, it is not mentioned.
+func TestOffloadAfterPackets(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Settings.Fastpath.OffloadAfterPackets = 30
+	p := Make(s, Constraints{})
+	if p.Flowtable.OffloadAfterPackets != 30 {
+		t.Fatalf("flowtable spec %+v, want offload after 30 packets", p.Flowtable)
+	}
+	said := func(p Plan) bool {
+		for _, d := range p.Decisions {
+			if d.Topic == "flowtable" && strings.Contains(d.Reason, "first 30 packets") && strings.Contains(d.Reason, "offload_after_packets") {
+				return true
+			}
+		}
+		return false
+	}
+	if !said(p) {
+		t.Errorf("no decision explains offload_after_packets: %+v", p.Decisions)
+	}
+	s.Settings.Offload.FlowOffloading = false
+	if p := Make(s, Constraints{}); p.Flowtable.Enabled || said(p) {
+		t.Errorf("offload off: flowtable %+v, decisions %+v", p.Flowtable, p.Decisions)
+	}
+}

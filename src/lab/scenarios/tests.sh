@@ -87,6 +87,41 @@ t_hw_fallback() {
 	fastpath_stop
 }
 
+# offload_after_packets: the first N packets of each connection stay in
+# the slow path (where an inspector sees them), then the flow is offloaded;
+# changing N replaces the rule and keeps the flowtable (and its flows).
+t_offload_after_packets() {
+	local n=30 h0 h1 rule why
+	topo_forward; uci_firewall 1 0; slow_setup
+	printf "config fastpath 'main'\n\toption offload_after_packets '%s'\n" "$n" > /etc/config/fastpath
+	started_or_fail fastpath/offload-after-packets || return
+	rule=$(nft list chain inet fastpath forward | grep 'flow add' | xargs)
+	check fastpath/offload-after-packets-rule "forward rule '$rule' (want ct packets >= $n before flow add)" \
+		eval "[[ '$rule' == *'ct packets >= $n flow add @ft'* ]]"
+	fastpath_status && why=$(sj '[.decisions[]? | select(.topic == "flowtable") | .reason] | join("; ")')
+	check fastpath/offload-after-packets-said "status decisions: '${why:-}' (want offload_after_packets named)" \
+		eval "[[ '${why:-}' == *offload_after_packets* ]]"
+	measure 3
+	log "offload after $n packets: $MBPS Mbit/s, $SLOW slow-path packets"
+	check fastpath/offload-after-packets-first-in-slow-path "$SLOW slow-path packets (want >= $n: the first $n of the stream)" ge "$SLOW" "$n"
+	check fastpath/offload-after-packets-then-offloaded "$SLOW slow-path packets for $MBPS Mbit/s (want < $((2 * n + SLOW_MAX)): offloaded after them)" \
+		lt "$SLOW" $((2 * n + SLOW_MAX))
+	h0=$(ft_handle)
+	sed -i "s/offload_after_packets '$n'/offload_after_packets '0'/" /etc/config/fastpath
+	kill -HUP "$FASTPATH_PID"
+	for _ in $(seq 1 100); do
+		nft list chain inet fastpath forward | grep -q 'ct packets' || break
+		sleep 0.2
+	done
+	h1=$(ft_handle)
+	rule=$(nft list chain inet fastpath forward | grep 'flow add' | xargs)
+	check fastpath/offload-after-packets-changed-in-place "after N=0 and SIGHUP: rule '$rule', flowtable handle $h0 -> $h1 (want no packet count, the same handle)" \
+		eval "[[ '$rule' != *'ct packets'* && -n '$h0' && '$h0' == '$h1' ]]"
+	measure 3
+	check fastpath/offload-after-packets-zero-offloads-at-once "$SLOW slow-path packets with N=0 (want < $SLOW_MAX)" lt "$SLOW" "$SLOW_MAX"
+	fastpath_stop
+}
+
 t_fw4_reload() {
 	local s0 f4 offl
 	topo_forward; topo_fw4; slow_setup; torn_setup
@@ -249,6 +284,7 @@ else
 	run t_software_offload
 	run t_hw_fallback
 	run t_fw4_reload
+	run t_offload_after_packets
 	run t_ipip_612
 	run t_ipip_policy_route
 	run t_kill9

@@ -59,6 +59,12 @@ return view.extend({
 		o.placeholder = 'eth2';
 		o.optional = true;
 
+		o = s.option(form.Value, 'offload_after_packets', _('Offload after packets'),
+			_('Packets of each connection (both directions counted) that take the slow path before it is offloaded, for inspectors such as DPI tools that need the first ones. 0: offload at once.'));
+		o.datatype = 'range(0,100000)';
+		o.placeholder = '0';
+		o.default = '0';
+
 		o = s.option(form.Flag, 'cut_in_fastpath', _('Cut in the fast path'),
 			_('Drop the frames of a cut connection at the device\'s ingress, before the flowtable. When off, a cut only deletes the connection\'s conntrack entry.'));
 		o.default = '1';
