@@ -12,10 +12,11 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/uci"
 )
 
-// Load reads firewall, network and fastpath from root/etc/config. A missing
-// fastpath or network file means defaults; a missing firewall file means
-// offloading is off. A file that does not parse is an error: nothing can be
-// planned from half a file.
+// Load reads firewall, network, fastpath and sqm from root/etc/config. A
+// missing fastpath or network file means defaults; a missing firewall file
+// means offloading is off. A file of ours that does not parse is an error:
+// nothing can be planned from half a file. sqm is another package's: a
+// broken one is a problem, planned as no SQM.
 func Load(root string) (Settings, error) {
 	s := Settings{Fastpath: Defaults()}
 	fw, err := loadOptional(root, "firewall")
@@ -33,7 +34,33 @@ func Load(root string) (Settings, error) {
 		return s, err
 	}
 	s.loadNetwork(nw)
+	sqm, err := loadOptional(root, "sqm")
+	if err != nil {
+		s.problem("sqm: %v; planned as if no SQM queue were enabled", err)
+	}
+	s.loadSQM(sqm)
 	return s, nil
+}
+
+// loadSQM keeps the queues sqm-scripts would start: `option enabled '1'`
+// (its default is off) on a named device.
+func (s *Settings) loadSQM(f *uci.File) {
+	if f == nil {
+		return
+	}
+	for _, sec := range f.SectionsOfType("queue") {
+		addr := "sqm." + sectionAddr(sec, "queue")
+		if !s.boolOpt(sec, addr, "enabled", false) {
+			continue
+		}
+		dev, _ := sec.Get("interface")
+		if dev == "" {
+			s.problem("%s: an enabled queue without option interface shapes nothing; not taken into account", addr)
+			continue
+		}
+		qdisc, _ := sec.Get("qdisc")
+		s.SQM = append(s.SQM, SQMQueue{Section: addr, Device: dev, Qdisc: qdisc})
+	}
 }
 
 func loadOptional(root, pkg string) (*uci.File, error) {
@@ -119,6 +146,14 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 				s.problem("%s.offload_after_packets: %q is not a number from 0 to %d; using %d", addr, v, MaxOffloadAfterPackets, d.OffloadAfterPackets)
 			} else {
 				d.OffloadAfterPackets = n
+			}
+		}
+		if v, ok := sec.Get("sqm_policy"); ok {
+			switch v {
+			case SQMPreferSQM, SQMPreferHW:
+				d.SQMPolicy = v
+			default:
+				s.problem("%s.sqm_policy: %q is not one of prefer_sqm, prefer_hw; using %s", addr, v, d.SQMPolicy)
 			}
 		}
 		if v, ok := sec.Get("log_level"); ok {

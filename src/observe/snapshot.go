@@ -28,6 +28,8 @@ type Snapshot struct {
 	// main table.
 	PeerRoutes map[string]Route `json:"peer_routes,omitempty"`
 	Kernel     status.Kernel    `json:"kernel"`
+	// Shapers are the devices SQM shapes, with the evidence.
+	Shapers []Shaper `json:"shapers,omitempty"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -44,11 +46,30 @@ func Observe(root string) (Snapshot, error) {
 	if s.Routes, err = readRoutes(root); err != nil {
 		return s, err
 	}
+	var qdiscs map[string]string
 	if filepath.Clean(root) == "/" {
 		s.PeerRoutes = peerRoutes(s.Settings.Network)
+		qdiscs = rootQdiscsByName(s.Platform.Devices)
 	}
+	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)
 	return s, nil
+}
+
+// rootQdiscsByName is RootQdiscs by device name; on error, none (the UCI
+// and sysfs evidence of SQM still counts).
+func rootQdiscsByName(devs []platform.Device) map[string]string {
+	byIndex, err := RootQdiscs(0)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range devs {
+		if kind, ok := byIndex[d.IfIndex]; ok && d.IfIndex != 0 {
+			out[d.Name] = kind
+		}
+	}
+	return out
 }
 
 // peerRoutes asks the kernel for the route to each IPIP peer, from the

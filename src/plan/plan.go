@@ -63,7 +63,7 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 		p.note("config", pr)
 	}
 	devices := p.flowtableDevices(s)
-	p.Mode = p.mode(s, c)
+	p.Mode = p.mode(s, c, shapedPaths(s, devices))
 	p.Flowtable = nft.Spec{
 		Enabled:  p.Enabled && p.Mode.Effective != status.ModeOff,
 		Devices:  devices,

@@ -53,6 +53,12 @@ return view.extend({
 		o.value('off', _('Never'));
 		o.default = 'follow';
 
+		o = s.option(form.ListValue, 'sqm_policy', _('With SQM'),
+			_('Hardware offload forwards past every qdisc, so SQM stops shaping the offloaded flows. Keep SQM: software offload on a router where SQM shapes a flowtable device. Prefer hardware: hardware offload anyway.'));
+		o.value('prefer_sqm', _('Keep SQM shaping'));
+		o.value('prefer_hw', _('Prefer hardware offload'));
+		o.default = 'prefer_sqm';
+
 		o = s.option(form.DynamicList, 'device', _('Extra flowtable devices'),
 			_('Devices to offload besides the ones fastpath finds in the firewall zones and under IPIP tunnels.'));
 		o.datatype = 'maxlength(15)';
