@@ -16,7 +16,8 @@ import (
 // (then case-insensitively), embedded structs' fields promoted (nil
 // embedded pointers allocated), unknown members ignored, null leaving a
 // value as it is (and clearing pointers, slices, maps and interfaces),
-// strings into types with UnmarshalText, base64 strings into []byte, maps
+// types with UnmarshalJSON given the value's JSON text, strings into types
+// with UnmarshalText, base64 strings into []byte, maps
 // merged. Numbers go into any numeric field they fit (a double only when
 // it is whole, for integer fields). An interface{} field gets the model
 // value itself (Table, Array, int32, ...). A value of the wrong kind is an
@@ -74,13 +75,32 @@ func describeValue(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
-var textUnmarshalerType = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+var (
+	jsonUnmarshalerType = reflect.TypeOf((*jsonUnmarshaler)(nil)).Elem()
+	textUnmarshalerType = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+)
+
+// jsonUnmarshaler is encoding/json's Unmarshaler, named here so that the
+// package stays out of the binary.
+type jsonUnmarshaler interface {
+	UnmarshalJSON([]byte) error
+}
 
 func decodeInto(v any, rv reflect.Value, depth int) error {
 	if depth > maxBlobNesting {
 		return &decodeError{msg: fmt.Sprintf("nested deeper than %d levels", maxBlobNesting)}
 	}
 	t := rv.Type()
+	if rv.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(jsonUnmarshalerType) {
+		b, err := AppendJSON(nil, v) // "null" too, as encoding/json passes it
+		if err == nil {
+			err = rv.Addr().Interface().(jsonUnmarshaler).UnmarshalJSON(b)
+		}
+		if err != nil {
+			return &decodeError{msg: err.Error()}
+		}
+		return nil
+	}
 	if v == nil {
 		switch rv.Kind() {
 		case reflect.Interface, reflect.Pointer, reflect.Map, reflect.Slice:
