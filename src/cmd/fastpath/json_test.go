@@ -161,3 +161,51 @@ func TestShowNamesTheBadField(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A flows answer of 10,000 entries, as the CLI reads and prints it, beside
+// what encoding/json took for the same.
+func BenchmarkFlowsAnswer(b *testing.B) {
+	var a flowsAnswer
+	for i := 0; i < 10000; i++ {
+		var f status.Flow
+		n := i
+		fill(reflect.ValueOf(&f).Elem(), &n)
+		a.Flows = append(a.Flows, f)
+	}
+	a.Total = len(a.Flows)
+	tab, err := ubus.ToTable(a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, _ := json.Marshal(a)
+	b.Run("Decode", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var out flowsAnswer
+			if err := ubus.Decode(tab, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var out flowsAnswer
+			if err := json.Unmarshal(text, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("AppendJSON", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := ubus.AppendJSON(nil, tab); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := json.Marshal(a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
