@@ -56,7 +56,14 @@ func (h *harness) call(t *testing.T, method, args string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j, err := CallFastpath(ctx, h.sock, method, a)
+	answer, err := CallFastpath(ctx, h.sock, method, a)
+	if answer == nil {
+		return "", err
+	}
+	j, jerr := answer.MarshalJSON()
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
 	return string(j), err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"
 )
 
@@ -200,7 +201,7 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	callJSON := func(method string, args map[string]any) (json.RawMessage, error) {
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()
-		return rpc.CallFastpath(cctx, sock, method, args)
+		return answerJSON(rpc.CallFastpath(cctx, sock, method, args))
 	}
 	var raw json.RawMessage
 	deadline := time.Now().Add(15 * time.Second)
@@ -314,4 +315,16 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 			}
 		}
 	}
+}
+
+// answerJSON prints a daemon's answer as the CLI's --json does.
+func answerJSON(answer ubus.Table, err error) (json.RawMessage, error) {
+	if answer == nil {
+		return nil, err
+	}
+	j, jerr := answer.MarshalJSON()
+	if jerr != nil {
+		return nil, jerr
+	}
+	return j, err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/report"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/version"
 )
 
@@ -46,10 +46,14 @@ func logger(o options) *logrus.Entry {
 	return logrus.NewEntry(l)
 }
 
-func printJSON(v any) {
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+// printJSON prints v as JSON indented by two spaces, keys in field order.
+func printJSON(v any) error {
+	b, err := ubus.AppendJSONIndent(nil, v, "  ")
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(append(b, '\n'))
+	return err
 }
 
 func fail(format string, args ...any) int {
@@ -72,10 +76,10 @@ func runPrint(args []string) int {
 		return fail("%v", err)
 	}
 	out := report.NewPrintout(snap, plan.Make(snap, plan.Constraints{}))
-	if o.json {
-		printJSON(out)
-	} else {
+	if !o.json {
 		fmt.Print(out.Text())
+	} else if err := printJSON(out); err != nil {
+		return fail("%v", err)
 	}
 	return 0
 }
@@ -91,10 +95,10 @@ func runApply(args []string) int {
 	}
 	defer r.Close()
 	st, err := r.Reconcile(context.Background())
-	if o.json {
-		printJSON(st)
-	} else {
+	if !o.json {
 		fmt.Print(report.StatusText(st))
+	} else if perr := printJSON(st); perr != nil {
+		return fail("%v", perr)
 	}
 	if err != nil {
 		return fail("%v", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,27 +15,32 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
 
 const callTimeout = 30 * time.Second
 
 // call asks the running daemon over ubus.
-func call(o options, method string, args map[string]any) (json.RawMessage, error) {
+func call(o options, method string, args map[string]any) (ubus.Table, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	return rpc.CallFastpath(ctx, o.socket, method, args)
 }
 
-// show prints an answer: as it came with --json, through text otherwise.
-func show[T any](o options, raw json.RawMessage, text func(T) string) int {
+// show prints an answer: as it came (compact JSON, the daemon's key order)
+// with --json, through text otherwise.
+func show[T any](o options, answer ubus.Table, text func(T) string) int {
 	if o.json {
-		os.Stdout.Write(raw)
-		fmt.Println()
+		b, err := ubus.AppendJSON(nil, answer)
+		if err != nil {
+			return fail("the daemon's answer does not print as JSON: %v", err)
+		}
+		os.Stdout.Write(append(b, '\n'))
 		return 0
 	}
 	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fail("the daemon's answer does not parse: %v", err)
+	if err := ubus.Decode(answer, &v); err != nil {
+		return fail("the daemon's answer does not decode: %v", err)
 	}
 	fmt.Print(text(v))
 	return 0
@@ -54,7 +58,7 @@ func runStatus(args []string) int {
 		if lerr != nil {
 			return fail("%v", lerr)
 		}
-		if raw, err = json.Marshal(st); err != nil {
+		if raw, err = ubus.ToTable(st); err != nil {
 			return fail("%v", err)
 		}
 	} else if err != nil {
@@ -120,7 +124,9 @@ func runSet(args []string) int {
 		}
 		defer r.Close()
 		st, aerr := r.Reconcile(context.Background())
-		raw, _ = json.Marshal(st)
+		if raw, err = ubus.ToTable(st); err != nil {
+			return fail("%v", err)
+		}
 		show(o, raw, report.StatusText)
 		if aerr != nil {
 			return fail("%v", aerr)

@@ -118,7 +118,7 @@ func startLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
 func (ld *labDaemon) call(method string, args map[string]any) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return rpc.CallFastpath(ctx, ld.sock, method, args)
+	return answerJSON(rpc.CallFastpath(ctx, ld.sock, method, args))
 }
 
 func (ld *labDaemon) cuts(t *testing.T) cut.Summary {
