@@ -293,11 +293,16 @@ for ipk in $ipks; do
 	check "uci-defaults adds the main section to an emptied config" \
 		grep -qx "uci batch: set fastpath.main=fastpath" "$root/tmp/calls.log"
 	cp "files/fastpath.config" "$root/etc/config/fastpath"
-	# An upgrade keeps a service the user disabled disabled.
+	# Enabling is default_postinst's, and an upgrade keeps a service the
+	# user disabled disabled.
 	reset
 	rm -f "$root/etc/rc.d/S20fastpath"
-	in_root 'cd /etc/uci-defaults && PKG_UPGRADE=1 . ./90-fastpath'
-	check "uci-defaults on upgrade leaves a disabled service disabled" test ! -e "$root/etc/rc.d/S20fastpath"
+	cp "files/fastpath.uci-defaults" "$root/etc/uci-defaults/90-fastpath"
+	in_root 'cd /etc/uci-defaults && . ./90-fastpath'
+	check "uci-defaults leaves enabling the service to default_postinst" test ! -e "$root/etc/rc.d/S20fastpath"
+	cp "files/fastpath.uci-defaults" "$root/etc/uci-defaults/90-fastpath"
+	check "live postinst on upgrade exits 0" in_root 'PKG_UPGRADE=1 /usr/lib/opkg/info/fastpath.postinst configure'
+	check "live postinst on upgrade leaves a disabled service disabled" test ! -e "$root/etc/rc.d/S20fastpath"
 	in_root '/etc/init.d/fastpath enable'
 
 	# reload: through ubus while the daemon runs, SIGHUP otherwise.
