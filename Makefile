@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
 
 all: build
 
@@ -29,11 +29,19 @@ ipk: cross
 # corpora, root network-namespace integration tests, the unit tests of every
 # target architecture under qemu-user, the package install test, the LuCI
 # tests, and the VM lab tests on real flowtable kernels.
-test: deps build test-unit test-root test-cross test-pkg test-luci test-vm
+test: deps build test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm
 
 test-unit:
 	go vet ./...
 	go test -count=1 -skip Integration ./...
+
+# src/uci against the real libuci and uci command (openwrt-userland, found
+# by scripts/openwrt-userland.sh: $OPENWRT_USERLAND, else beside the clone):
+# thousands of
+# generated and mutated configs, Set and staged changes, fixed seed. The
+# same as a fuzz target: go test -tags libuci -run '^$$' -fuzz FuzzLibuci ./src/uci/
+test-uci-libuci:
+	userland=$$(scripts/openwrt-userland.sh) && OPENWRT_USERLAND=$$userland go test -count=1 -tags libuci -run '^(TestLibuci|FuzzLibuci)' ./src/uci/
 
 test-root:
 	src/build/test-root.sh

@@ -309,7 +309,7 @@ test('flows view: no flows, no cuts', async () => {
 });
 
 const CONTRACT = {
-	main: ['enabled', 'hw_offload', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'log_level', 'device'],
+	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'log_level', 'device'],
 	blocklist: ['enabled', 'name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
@@ -350,6 +350,8 @@ test('settings: a form.Map over /etc/config/fastpath with every option of the co
 	assert.equal(opt(main, 'hw_offload').default, 'follow');
 	assert.equal(opt(main, 'cut_expiry').default, '10');
 	assert.equal(opt(main, 'cut_set_size').default, '65536');
+	assert.equal(opt(main, 'offload_after_packets').datatype, 'range(0,100000)');
+	assert.deepEqual(opt(main, 'sqm_policy').values.map((v) => v[0]), ['prefer_sqm', 'prefer_hw']);
 	assert.deepEqual(opt(lists, 'type').values.map((v) => v[0]), ['nftset', 'file', 'list']);
 	assert.deepEqual(opt(lists, 'table').deps, [{ type: 'nftset' }]);
 	assert.deepEqual(opt(lists, 'path').deps, [{ type: 'file' }]);

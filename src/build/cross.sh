@@ -5,7 +5,6 @@
 # so the binary and its package always carry the same version.
 #
 # Usage: src/build/cross.sh [pkgarch...]   (default: all five)
-# Env:   FASTPATH_VERSION overrides the version derived from git.
 set -eu
 cd "$(dirname "$0")/../.."
 # The OpenWrt 24.10 SDK builds with Go 1.23.12: build the packages with the
@@ -16,24 +15,20 @@ export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 # shellcheck source=/dev/null # arches.sh is checked on its own
 . src/build/arches.sh
 
-# OpenWrt version <PKG_VERSION>-r<N>: PKG_VERSION from the package recipe,
-# N the number of commits (since the tag v<PKG_VERSION>, if there is one),
-# so every commit gets a newer version that opkg and apk both order right.
+# The OpenWrt package version, FASTPATH_VERSION-rFASTPATH_RELEASE from
+# package/version.mk: the version the SDK gives the same tree (a depth-1
+# feed clone has no history to count commits in).
 package_version() {
-	base=$(sed -n 's/^PKG_VERSION:=//p' package/fastpath/Makefile)
-	[ -n "$base" ] || {
-		echo "cross: no PKG_VERSION:= line in package/fastpath/Makefile" >&2
+	base=$(sed -n 's/^FASTPATH_VERSION:=//p' package/version.mk)
+	release=$(sed -n 's/^FASTPATH_RELEASE:=//p' package/version.mk)
+	if [ -z "$base" ] || [ -z "$release" ]; then
+		echo "cross: package/version.mk needs a FASTPATH_VERSION:= and a FASTPATH_RELEASE:= line" >&2
 		return 1
-	}
-	if git rev-parse -q --verify "refs/tags/v$base" >/dev/null; then
-		n=$(git rev-list --count "v$base..HEAD")
-	else
-		n=$(git rev-list --count HEAD 2>/dev/null || echo 0)
 	fi
-	echo "$base-r$n"
+	echo "$base-r$release"
 }
 
-version=${FASTPATH_VERSION:-$(package_version)}
+version=$(package_version)
 ldflags="-s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$version"
 arches=${*:-$ARCHES}
 
@@ -44,6 +39,7 @@ for arch in $arches; do
 	mkdir -p "dist/$arch"
 	# shellcheck disable=SC2086 # $target is a list of VAR=value words
 	# -l (no inlining) keeps the MIPS binary within its flash budget.
+	# package/fastpath/Makefile gives the SDK's build the same flags.
 	env $target GOOS=linux go build -trimpath -buildvcs=false -gcflags=all=-l -ldflags "$ldflags" \
 		-o "dist/$arch/fastpath" ./src/cmd/fastpath
 	size=$(wc -c <"dist/$arch/fastpath")

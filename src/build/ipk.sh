@@ -177,16 +177,26 @@ else
 	find "$root" -type f ! -perm /111 -exec chmod 0644 {} +
 	luci_description=$(make_var "$luci" LUCI_DESCRIPTION)
 	luci_title=$(make_var "$luci" LUCI_TITLE)
+	# luci.mk takes URL and Maintainer from LUCI_URL and LUCI_MAINTAINER
+	# (its own defaults otherwise), never from PKG_MAINTAINER.
+	luci_url=$(make_var "$luci" LUCI_URL)
+	luci_maintainer=$(make_var "$luci" LUCI_MAINTAINER)
+	luci_license=$(make_var "$luci" PKG_LICENSE)
+	for field in luci_title luci_url luci_maintainer luci_license; do
+		eval "value=\$$field"
+		[ -n "$value" ] || die "$luci: could not read ${field#luci_} (check the recipe's layout)"
+	done
 	{
 		echo "Package: luci-app-fastpath"
 		echo "Version: $version"
 		echo "Depends: $(depends_field "$(make_var "$luci" LUCI_DEPENDS)")"
 		echo "Source: feeds/fastpath/luci-app"
 		echo "SourceName: luci-app-fastpath"
-		echo "License: $(make_var "$luci" PKG_LICENSE)"
+		echo "License: $luci_license"
 		echo "Section: luci"
 		echo "SourceDateEpoch: $epoch"
-		echo "Maintainer: $(make_var "$luci" PKG_MAINTAINER)"
+		echo "URL: $luci_url"
+		echo "Maintainer: $luci_maintainer"
 		echo "Architecture: all"
 		echo "Installed-Size: 0"
 		description_field "${luci_description:-$luci_title}"

@@ -298,11 +298,16 @@ for ipk in $ipks; do
 	check "uci-defaults adds the main section to an emptied config" \
 		grep -qx "uci batch: set fastpath.main=fastpath" "$root/tmp/calls.log"
 	cp "files/fastpath.config" "$root/etc/config/fastpath"
-	# An upgrade keeps a service the user disabled disabled.
+	# Enabling is default_postinst's, and an upgrade keeps a service the
+	# user disabled disabled.
 	reset
 	rm -f "$root/etc/rc.d/S20fastpath"
-	in_root 'cd /etc/uci-defaults && PKG_UPGRADE=1 . ./90-fastpath'
-	check "uci-defaults on upgrade leaves a disabled service disabled" test ! -e "$root/etc/rc.d/S20fastpath"
+	cp "files/fastpath.uci-defaults" "$root/etc/uci-defaults/90-fastpath"
+	in_root 'cd /etc/uci-defaults && . ./90-fastpath'
+	check "uci-defaults leaves enabling the service to default_postinst" test ! -e "$root/etc/rc.d/S20fastpath"
+	cp "files/fastpath.uci-defaults" "$root/etc/uci-defaults/90-fastpath"
+	check "live postinst on upgrade exits 0" in_root 'PKG_UPGRADE=1 /usr/lib/opkg/info/fastpath.postinst configure'
+	check "live postinst on upgrade leaves a disabled service disabled" test ! -e "$root/etc/rc.d/S20fastpath"
 	in_root '/etc/init.d/fastpath enable'
 
 	# reload and hotplug hand events over as a SIGHUP to the pid the daemon
@@ -395,65 +400,6 @@ for ipk in $ipks; do
 	check "prerm on upgrade keeps fastpath's tables (no cleanup)" sh -c "! grep -q '^fastpath ' '$root/tmp/calls.log'"
 done
 
-# --- the SDK recipe, in a stand-in SDK -------------------------------------
-# package/fastpath/Makefile run by make as the SDK runs it: through
-# package/feeds/fastpath/fastpath, with the feed a src-link (a symlink to
-# this checkout) and a src-git (a copy), against stand-ins for rules.mk,
-# package.mk and golang-package.mk (src/build/pkgtest/sdk).
-if ! command -v make >/dev/null; then
-	skip "SDK recipe" "make is missing"
-else
-	for style in src-link src-git; do
-		sdk=$work/sdk-$style
-		mkdir -p "$sdk/feeds/packages" "$sdk/package/feeds/fastpath"
-		cp -R src/build/pkgtest/sdk/rules.mk src/build/pkgtest/sdk/include "$sdk/"
-		cp -R src/build/pkgtest/sdk/feeds-packages/. "$sdk/feeds/packages/"
-		if [ "$style" = src-link ]; then
-			ln -s "$(pwd)" "$sdk/feeds/fastpath"
-		else
-			mkdir -p "$sdk/feeds/fastpath"
-			cp -R go.mod go.sum src files package "$sdk/feeds/fastpath/"
-		fi
-		ln -s ../../../feeds/fastpath/package/fastpath "$sdk/package/feeds/fastpath/fastpath"
-		mk() { make --no-print-directory -C "$sdk/package/feeds/fastpath/fastpath" TOPDIR="$sdk" "$@"; }
-		info=$(mk info-fastpath 2>&1)
-		for want in "VERSION=0.1.0-r1" "SECTION=net" "CATEGORY=Network" "PKG_BUILD_DEPENDS=golang/host" \
-			"GO_PKG=github.com/fastpath-wrt/fastpath" "CONFFILES=/etc/config/fastpath" \
-			"DEPENDS=@(aarch64||arm||i386||i686||mips||mips64||mips64el||mipsel||powerpc64||x86_64) +kmod-nft-offload +kmod-nft-netdev +kmod-nf-conntrack-netlink +firewall4"; do
-			case "$info" in
-			*"$want"*) ok "$style recipe: $want" ;;
-			*) bad "$style recipe: $want" "$info" ;;
-			esac
-		done
-		build=$sdk/build_dir/fastpath-0.1.0
-		check "$style recipe: Build/Prepare copies go.mod, go.sum and src/" mk prepare
-		check "$style recipe: the build dir has go.mod and the command's source" \
-			test -f "$build/go.mod" -a -f "$build/go.sum" -a -d "$build/src/cmd/fastpath"
-		[ "$style" = src-link ] || continue
-		check "$style recipe: the prepared tree builds" mk compile
-		check "$style recipe: Package/fastpath/install runs" mk install-fastpath
-		ipkg=$sdk/build_dir/ipkg/fastpath
-		got=$("$ipkg/usr/sbin/fastpath" version 2>&1)
-		case "$got" in
-		*0.1.0-r1*) ok "$style recipe: the binary's version is PKG_VERSION-rPKG_RELEASE (0.1.0-r1)" ;;
-		*) bad "$style recipe: the binary's version is 0.1.0-r1" "got: $got" ;;
-		esac
-		recipe_files=$(cd "$ipkg" && find . ! -type d -printf '%m %p\n' | sort)
-		ipk_files=$(tar -tvzf "$work/fastpath_${version}_x86_64/outer/data.tar.gz" 2>/dev/null |
-			awk '$1 !~ /^d/ { print $1 " " $NF }' | sort)
-		ipk_files=$(echo "$ipk_files" | awk '{
-			m = 0; p = substr($1, 2)
-			for (i = 0; i < 9; i++) if (substr(p, i + 1, 1) != "-") m += 2 ^ (8 - i)
-			printf "%o %s\n", m, $2 }')
-		if [ "$recipe_files" = "$ipk_files" ]; then
-			ok "the SDK recipe and ipk.sh install the same files with the same modes"
-		else
-			bad "the SDK recipe and ipk.sh install the same files with the same modes" \
-				"recipe: $(echo "$recipe_files" | tr '\n' ';') ipk: $(echo "$ipk_files" | tr '\n' ';')"
-		fi
-	done
-fi
-
 # --- luci-app-fastpath ----------------------------------------------------
 luci_ipk=$(ls dist/luci-app-fastpath_*_all.ipk 2>/dev/null)
 if [ -z "$luci_ipk" ]; then
@@ -481,6 +427,131 @@ else
 			test "$(calls "$root")" = "default_postinst luci-app-fastpath root=set"
 		unset IPKG_INSTROOT
 	fi
+fi
+
+# --- the recipes, in a stand-in SDK ----------------------------------------
+# package/fastpath/Makefile and luci-app/Makefile run by make as the SDK runs
+# them: through package/feeds/fastpath/<dir>, with the feed a src-link (a
+# symlink to this checkout) and a src-git (a copy), against stand-ins for
+# rules.mk, package.mk, golang-package.mk and luci.mk
+# (src/build/pkgtest/sdk) and the SDK's Go (1.23.12, as golang/host). What
+# they build must be what make ipk built: the same version and control
+# fields, the same files and modes, and for x86_64 (this machine, the
+# stand-in's target) the same binary, byte for byte.
+
+# sdk_field NAME INFO: a field of an info-NAME listing.
+sdk_field() { printf '%s\n' "$2" | sed -n "s/^$1=//p"; }
+
+# same_field DESC CONTROL FIELD INFO NAME: the control file's FIELD is the
+# recipe's NAME.
+same_field() {
+	want=$(sdk_field "$5" "$4") got=$(field "$2" "$3")
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		ok "$1: $3 is the recipe's ($want)"
+	else
+		bad "$1: $3 is the recipe's" "recipe: '$want', make ipk: '$got'"
+	fi
+}
+
+fp_ctl=$work/fastpath_${version}_x86_64/control/control
+luci_ctl=$work/luci/control/control
+sdk_go=$(GOTOOLCHAIN=go1.23.12 go env GOROOT 2>/dev/null)/bin/go
+if ! command -v make >/dev/null; then
+	bad "SDK recipes" "make is missing (src/build/deps.sh installs it)"
+elif [ ! -x "$sdk_go" ]; then
+	bad "SDK recipes" "Go 1.23.12 (the SDK's golang/host) is missing: run src/build/deps.sh"
+elif [ ! -f "$fp_ctl" ] || [ ! -f "$luci_ctl" ]; then
+	bad "SDK recipes" "need dist/fastpath_${version}_x86_64.ipk and dist/luci-app-fastpath_${version}_all.ipk: run make ipk"
+else
+	for style in src-link src-git; do
+		sdk=$work/sdk-$style
+		mkdir -p "$sdk/feeds/packages" "$sdk/feeds/luci" "$sdk/package/feeds/fastpath" "$sdk/staging_dir/hostpkg/bin"
+		cp -R src/build/pkgtest/sdk/rules.mk src/build/pkgtest/sdk/include "$sdk/"
+		cp -R src/build/pkgtest/sdk/feeds-packages/. "$sdk/feeds/packages/"
+		cp -R src/build/pkgtest/sdk/feeds-luci/. "$sdk/feeds/luci/"
+		ln -s "$sdk_go" "$sdk/staging_dir/hostpkg/bin/go"
+		if [ "$style" = src-link ]; then
+			ln -s "$(pwd)" "$sdk/feeds/fastpath"
+		else
+			mkdir -p "$sdk/feeds/fastpath"
+			cp -R go.mod go.sum src files package luci-app "$sdk/feeds/fastpath/"
+		fi
+		ln -s ../../../feeds/fastpath/package/fastpath "$sdk/package/feeds/fastpath/fastpath"
+		ln -s ../../../feeds/fastpath/luci-app "$sdk/package/feeds/fastpath/luci-app"
+		mk() { make --no-print-directory -C "$sdk/package/feeds/fastpath/fastpath" TOPDIR="$sdk" "$@"; }
+		mk_luci() { make --no-print-directory -C "$sdk/package/feeds/fastpath/luci-app" TOPDIR="$sdk" "$@"; }
+
+		info=$(mk info-fastpath 2>&1)
+		for want in "VERSION=$version" "SECTION=net" "CATEGORY=Network" "PKG_BUILD_DEPENDS=golang/host" \
+			"GO_PKG=github.com/fastpath-wrt/fastpath" "CONFFILES=/etc/config/fastpath" \
+			"DEPENDS=@(aarch64||arm||i386||i686||loongarch64||mips||mips64||mips64el||mipsel||riscv64||x86_64) +kmod-nft-offload +kmod-nft-netdev +kmod-nf-conntrack-netlink +firewall4"; do
+			case "$info" in
+			*"$want"*) ok "$style fastpath recipe: $want" ;;
+			*) bad "$style fastpath recipe: $want" "$info" ;;
+			esac
+		done
+		for f in Version:VERSION Section:SECTION License:LICENSE Maintainer:MAINTAINER URL:URL; do
+			same_field "$style fastpath recipe and make ipk" "$fp_ctl" "${f%%:*}" "$info" "${f#*:}"
+		done
+		# luci.mk appends PKG_RELEASE as "-" or "-r" depending on its age.
+		for sep in - -r; do
+			info=$(mk_luci info-luci-app-fastpath LUCI_RELEASE_SEP="$sep" 2>&1)
+			for f in Version:VERSION Section:SECTION License:LICENSE Maintainer:MAINTAINER URL:URL Architecture:PKGARCH; do
+				same_field "$style luci recipe (luci.mk appending '${sep}RELEASE') and make ipk" \
+					"$luci_ctl" "${f%%:*}" "$info" "${f#*:}"
+			done
+		done
+
+		build=$sdk/build_dir/fastpath-$(sed -n 's/^FASTPATH_VERSION:=//p' package/version.mk)
+		check "$style recipe: Build/Prepare copies go.mod, go.sum and src/" mk prepare
+		check "$style recipe: the build dir has go.mod and the command's source" \
+			test -f "$build/go.mod" -a -f "$build/go.sum" -a -d "$build/src/cmd/fastpath"
+
+		if [ "$style" = src-git ]; then
+			# A changed file below src/, files/ or go.mod is a new prepare
+			# stamp, so OpenWrt builds again; one elsewhere in the repository
+			# (luci-app/) is not fastpath's.
+			feed=$sdk/feeds/fastpath
+			for f in src/version/version.go files/fastpath.init go.mod luci-app/Makefile; do
+				before=$(sdk_field STAMP_PREPARED "$(mk info-fastpath 2>&1)")
+				touch -d '2001-02-03 04:05:06' "$feed/$f"
+				after=$(sdk_field STAMP_PREPARED "$(mk info-fastpath 2>&1)")
+				case "$f" in
+				luci-app/*) check "$style recipe: an edit to $f does not rebuild fastpath" test "$before" = "$after" ;;
+				*) check "$style recipe: an edit to $f rebuilds fastpath (new prepare stamp)" \
+					test -n "$before" -a "$before" != "$after" ;;
+				esac
+			done
+			continue
+		fi
+
+		check "$style recipe: the prepared tree builds" mk compile \
+			GO_BUILD_CACHE_DIR="$(go env GOCACHE)" GO_MOD_CACHE_DIR="$(go env GOMODCACHE)"
+		check "$style recipe: Package/fastpath/install runs" mk install-fastpath
+		ipkg=$sdk/build_dir/ipkg/fastpath
+		got=$("$ipkg/usr/sbin/fastpath" version 2>&1)
+		case "$got" in
+		*"$version"*) ok "$style recipe: the binary's version is $version" ;;
+		*) bad "$style recipe: the binary's version is $version" "got: $got" ;;
+		esac
+		check "$style recipe: the binary is static (no ELF interpreter)" \
+			sh -c "! readelf -lW '$ipkg/usr/sbin/fastpath' | grep -q 'Requesting program interpreter'"
+		check "$style recipe: the binary is make ipk's x86_64 binary, byte for byte" \
+			cmp "$ipkg/usr/sbin/fastpath" dist/x86_64/fastpath
+		recipe_files=$(cd "$ipkg" && find . ! -type d -printf '%m %p\n' | sort)
+		ipk_files=$(tar -tvzf "$work/fastpath_${version}_x86_64/outer/data.tar.gz" 2>/dev/null |
+			awk '$1 !~ /^d/ { print $1 " " $NF }' | sort)
+		ipk_files=$(echo "$ipk_files" | awk '{
+			m = 0; p = substr($1, 2)
+			for (i = 0; i < 9; i++) if (substr(p, i + 1, 1) != "-") m += 2 ^ (8 - i)
+			printf "%o %s\n", m, $2 }')
+		if [ "$recipe_files" = "$ipk_files" ]; then
+			ok "the SDK recipe and ipk.sh install the same files with the same modes"
+		else
+			bad "the SDK recipe and ipk.sh install the same files with the same modes" \
+				"recipe: $(echo "$recipe_files" | tr '\n' ';') ipk: $(echo "$ipk_files" | tr '\n' ';')"
+		fi
+	done
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -12,10 +12,11 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/uci"
 )
 
-// Load reads firewall, network and fastpath from root/etc/config. A missing
-// fastpath or network file means defaults; a missing firewall file means
-// offloading is off. A file that does not parse is an error: nothing can be
-// planned from half a file.
+// Load reads firewall, network, fastpath and sqm from root/etc/config. A
+// missing fastpath or network file means defaults; a missing firewall file
+// means offloading is off. A file of ours that does not parse is an error:
+// nothing can be planned from half a file. sqm is another package's: a
+// broken one is a problem, planned as no SQM.
 func Load(root string) (Settings, error) {
 	s := Settings{Fastpath: Defaults()}
 	fw, err := loadOptional(root, "firewall")
@@ -33,7 +34,33 @@ func Load(root string) (Settings, error) {
 		return s, err
 	}
 	s.loadNetwork(nw)
+	sqm, err := loadOptional(root, "sqm")
+	if err != nil {
+		s.problem("sqm: %v; planned as if no SQM queue were enabled", err)
+	}
+	s.loadSQM(sqm)
 	return s, nil
+}
+
+// loadSQM keeps the queues sqm-scripts would start: `option enabled '1'`
+// (its default is off) on a named device.
+func (s *Settings) loadSQM(f *uci.File) {
+	if f == nil {
+		return
+	}
+	for _, sec := range f.SectionsOfType("queue") {
+		addr := "sqm." + sectionAddr(sec, "queue")
+		if !s.boolOpt(sec, addr, "enabled", false) {
+			continue
+		}
+		dev, _ := sec.Get("interface")
+		if dev == "" {
+			s.problem("%s: an enabled queue without option interface shapes nothing; not taken into account", addr)
+			continue
+		}
+		qdisc, _ := sec.Get("qdisc")
+		s.SQM = append(s.SQM, SQMQueue{Section: addr, Device: dev, Qdisc: qdisc})
+	}
 }
 
 func loadOptional(root, pkg string) (*uci.File, error) {
@@ -96,6 +123,10 @@ func (s *Settings) loadOffload(fw *uci.File) {
 	s.Offload.FlowOffloadingHW = s.boolOpt(sec, "firewall.@defaults[0]", "flow_offloading_hw", false)
 }
 
+// MaxOffloadAfterPackets bounds offload_after_packets: inspectors ask for
+// tens of packets; beyond this a connection would live in the slow path.
+const MaxOffloadAfterPackets = 100000
+
 func (s *Settings) loadFastpath(fp *uci.File) {
 	if fp == nil {
 		return
@@ -117,6 +148,15 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 		secs := s.wholeOpt(sec, addr, "cut_expiry", 1, int64(cut.MaxExpiry/time.Second), "seconds", int64(d.CutExpiry/time.Second))
 		d.CutExpiry = time.Duration(secs) * time.Second // at most 86400: no overflow
 		d.CutSetSize = int(s.wholeOpt(sec, addr, "cut_set_size", 1, cut.MaxSetSize, "elements", int64(d.CutSetSize)))
+		d.OffloadAfterPackets = uint64(s.wholeOpt(sec, addr, "offload_after_packets", 0, MaxOffloadAfterPackets, "packets", int64(d.OffloadAfterPackets)))
+		if v, ok := sec.Get("sqm_policy"); ok {
+			switch v {
+			case SQMPreferSQM, SQMPreferHW:
+				d.SQMPolicy = v
+			default:
+				s.problem("%s.sqm_policy: %q is not one of prefer_sqm, prefer_hw; using %s", addr, v, d.SQMPolicy)
+			}
+		}
 		if v, ok := sec.Get("log_level"); ok {
 			switch v {
 			case "debug", "info", "warn", "error":

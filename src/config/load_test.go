@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,77 @@ func TestLoadNumbersOutOfRangeAreRefused(t *testing.T) {
 	s, err := Load(root)
 	if err != nil || len(s.Problems) != 0 || s.Fastpath.CutExpiry != 24*time.Hour || s.Fastpath.CutSetSize != 1<<24 {
 		t.Errorf("the maxima: %v %q %v %d, want taken as they are", err, s.Problems, s.Fastpath.CutExpiry, s.Fastpath.CutSetSize)
+	}
+}
+
+func TestLoadOffloadAfterPackets(t *testing.T) {
+	for _, c := range []struct {
+		value   string
+		want    uint64
+		problem string
+	}{
+		{"30", 30, ""},
+		{"0", 0, ""},
+		{"100000", 100000, ""},
+		{"100001", 0, `fastpath.main.offload_after_packets: "100001" is over the maximum of 100000 packets; using 0`},
+		{"-1", 0, `"-1" is under the minimum of 0 (use 0 to 100000 packets)`},
+		{"18446744073709551616", 0, `"18446744073709551616" is over the maximum of 100000 packets`},
+		{"thirty", 0, `"thirty" is not a whole number of packets (0 to 100000)`},
+	} {
+		root := t.TempDir()
+		writeConfig(t, root, "fastpath", "config fastpath 'main'\n\toption offload_after_packets '"+c.value+"'\n")
+		s, err := Load(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Fastpath.OffloadAfterPackets != c.want {
+			t.Errorf("%q: offload after %d packets, want %d", c.value, s.Fastpath.OffloadAfterPackets, c.want)
+		}
+		got := strings.Join(s.Problems, "\n")
+		if c.problem == "" && got != "" || !strings.Contains(got, c.problem) {
+			t.Errorf("%q: problems %q, want one containing %q", c.value, got, c.problem)
+		}
+	}
+}
+
+func TestLoadSQM(t *testing.T) {
+	root := t.TempDir()
+	writeConfig(t, root, "sqm", `
+config queue 'eth1'
+	option enabled '1'
+	option interface 'eth1'
+	option qdisc 'cake'
+
+config queue 'off'
+	option enabled '0'
+	option interface 'eth2'
+
+config queue 'default_off'
+	option interface 'eth3'
+
+config queue 'nodev'
+	option enabled '1'
+`)
+	writeConfig(t, root, "fastpath", "config fastpath 'main'\n\toption sqm_policy 'whatever'\n")
+	s, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []SQMQueue{{Section: "sqm.eth1", Device: "eth1", Qdisc: "cake"}}; !reflect.DeepEqual(s.SQM, want) {
+		t.Errorf("queues %+v, want %+v", s.SQM, want)
+	}
+	if s.Fastpath.SQMPolicy != SQMPreferSQM {
+		t.Errorf("sqm_policy %q, want the default prefer_sqm", s.Fastpath.SQMPolicy)
+	}
+	problems := strings.Join(s.Problems, "\n")
+	for _, want := range []string{"sqm.nodev: an enabled queue without option interface", `sqm_policy: "whatever" is not one of prefer_sqm, prefer_hw`} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems %q lack %q", problems, want)
+		}
+	}
+	// Another package's broken file is a problem, not a failure.
+	writeConfig(t, root, "sqm", "config queue 'x\n")
+	if s, err = Load(root); err != nil || !strings.Contains(strings.Join(s.Problems, "\n"), "sqm: ") {
+		t.Errorf("broken sqm file: %v, problems %q", err, s.Problems)
 	}
 }

@@ -1,5 +1,5 @@
 // Package config turns the UCI files fastpath reads (firewall, network,
-// fastpath) into typed, validated settings; bad values fall back to their
+// fastpath, sqm) into typed, validated settings; bad values fall back to their
 // defaults with a problem that names the option and the fix.
 package config
 
@@ -16,11 +16,21 @@ const (
 	HWOff    = "off"    // never hardware
 )
 
+// SQM policies of fastpath.main.sqm_policy: what wins when hardware
+// offload would run on a path that SQM shapes (the PPE forwards without the
+// CPU, past every qdisc).
+const (
+	SQMPreferSQM = "prefer_sqm" // software offload there: the qdiscs keep shaping
+	SQMPreferHW  = "prefer_hw"  // hardware anyway: offloaded flows are not shaped
+)
+
 // Settings is everything fastpath takes from UCI.
 type Settings struct {
 	Offload  Offload  `json:"offload"`
 	Fastpath Fastpath `json:"fastpath"`
 	Network  Network  `json:"network"`
+	// SQM lists the enabled queues of /etc/config/sqm (sqm-scripts).
+	SQM []SQMQueue `json:"sqm,omitempty"`
 	// Problems are values that were ignored, each naming the option and
 	// the fix; the setting's default was used instead.
 	Problems []string `json:"problems,omitempty"`
@@ -35,14 +45,18 @@ type Offload struct {
 
 // Fastpath holds /etc/config/fastpath.
 type Fastpath struct {
-	Enabled       bool                  `json:"enabled"`
-	HWOffload     string                `json:"hw_offload"`
-	CutInFastpath bool                  `json:"cut_in_fastpath"`
-	CutExpiry     time.Duration         `json:"cut_expiry"`
-	CutSetSize    int                   `json:"cut_set_size"`
-	LogLevel      string                `json:"log_level"`
-	ExtraDevices  []string              `json:"extra_devices,omitempty"`
-	Blocklists    []cut.BlocklistConfig `json:"blocklists,omitempty"`
+	Enabled       bool          `json:"enabled"`
+	HWOffload     string        `json:"hw_offload"`
+	CutInFastpath bool          `json:"cut_in_fastpath"`
+	CutExpiry     time.Duration `json:"cut_expiry"`
+	CutSetSize    int           `json:"cut_set_size"`
+	// OffloadAfterPackets > 0 leaves a connection's first packets in the
+	// slow path (inspectors such as DPI tools need them).
+	OffloadAfterPackets uint64                `json:"offload_after_packets,omitempty"`
+	SQMPolicy           string                `json:"sqm_policy"`
+	LogLevel            string                `json:"log_level"`
+	ExtraDevices        []string              `json:"extra_devices,omitempty"`
+	Blocklists          []cut.BlocklistConfig `json:"blocklists,omitempty"`
 }
 
 // Network holds the interfaces of /etc/config/network.
@@ -63,6 +77,13 @@ type Interface struct {
 	TunLink  string `json:"tunlink,omitempty"`
 }
 
+// SQMQueue is one enabled `config queue` of /etc/config/sqm.
+type SQMQueue struct {
+	Section string `json:"section"`         // its UCI address, e.g. sqm.eth1
+	Device  string `json:"device"`          // option interface: the Linux device it shapes
+	Qdisc   string `json:"qdisc,omitempty"` // e.g. cake, fq_codel
+}
+
 // Device is one `config device` section (bridges and their ports).
 type Device struct {
 	Name  string   `json:"name"`
@@ -78,6 +99,7 @@ func Defaults() Fastpath {
 		CutInFastpath: true,
 		CutExpiry:     cut.DefaultExpiry,
 		CutSetSize:    cut.DefaultSetSize,
+		SQMPolicy:     SQMPreferSQM,
 		LogLevel:      "info",
 	}
 }

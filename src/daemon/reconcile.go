@@ -30,6 +30,9 @@ type Reconciler struct {
 	cut  *engine.Engine
 	mu   sync.Mutex
 	last result
+	// refused is the kernel's last refusal of a flowtable, kept while the
+	// kernel looks as it did then.
+	refused kernelRefusal
 }
 
 // result is what the last reconcile decided and met.
@@ -89,6 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) (status.Status, error) {
 	} else {
 		res.note(err)
 	}
+	r.refused = r.refused.after(r.kernelLook(snap.Kernel), p.Flowtable.Enabled, res.errs)
 	r.applyUCIFixes(&p, &res)
 	res.note(r.applyCut(ctx, p))
 	res.plan = p

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -34,11 +33,11 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	}
 	for _, err := range r.last.errs {
 		st.Errors = append(st.Errors, err.Error())
-		if errors.Is(err, nft.ErrNoFlowtable) && st.Kernel.Flowtable {
-			// The kernel refused what the config and module tree promised.
-			st.Kernel.Flowtable = false
-			st.Kernel.Missing = append(st.Kernel.Missing, err.Error())
-		}
+	}
+	if r.refused.reason != "" && st.Kernel.Flowtable {
+		// The kernel refused what the config and module tree promised.
+		st.Kernel.Flowtable = false
+		st.Kernel.Missing = append(st.Kernel.Missing, r.refused.reason)
 	}
 	if st.Tunnels == nil {
 		st.Tunnels = []status.Tunnel{}
@@ -102,7 +101,8 @@ func inSync(want nft.Spec, k nft.Kernel) bool {
 		return !k.TablePresent
 	}
 	return k.FlowtablePresent && k.ForwardRule && k.Hardware == want.Hardware &&
-		k.Counter == want.Counter && slices.Equal(sorted(k.Devices), want.Devices)
+		k.Counter == want.Counter && k.OffloadAfterPackets == want.OffloadAfterPackets &&
+		slices.Equal(sorted(k.Devices), want.Devices)
 }
 
 func sorted(s []string) []string {

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,11 +40,42 @@ func TestInSync(t *testing.T) {
 	if !inSync(spec, k) {
 		t.Error("same devices in another order are in sync")
 	}
+	after := spec
+	after.OffloadAfterPackets = 30
+	if inSync(after, k) {
+		t.Error("a rule that offloads at once is not in sync with offload_after_packets 30")
+	}
 	k.Devices = []string{"lan0"}
 	if inSync(spec, k) {
 		t.Error("a missing device is not in sync")
 	}
 	if !inSync(nft.Spec{}, nft.Kernel{}) || inSync(nft.Spec{}, nft.Kernel{TablePresent: true}) {
 		t.Error("disabled: in sync exactly when the table is gone")
+	}
+}
+
+func TestKernelRefusalHoldsUntilTheKernelChanges(t *testing.T) {
+	refusal := fmt.Errorf("applying: %w", nft.ErrNoFlowtable)
+	const before, after = "6.1 flowtable=true modules=false,false", "6.1 flowtable=true modules=true,true"
+	steps := []struct {
+		what      string
+		look      string
+		flowtable bool
+		errs      []error
+		want      string // the reason kept, "" for none
+	}{
+		{"software asked, kernel refuses", before, true, []error{refusal}, refusal.Error()},
+		{"set off: nothing asks the kernel", before, false, nil, refusal.Error()},
+		{"reload, still off, same kernel", before, false, []error{errors.New("some other error")}, refusal.Error()},
+		{"the modules are loaded", after, false, nil, ""},
+		{"software asked again, refused again", after, true, []error{fmt.Errorf("x: %w", nft.ErrNoFlowOffloadExpr)}, "x: " + nft.ErrNoFlowOffloadExpr.Error()},
+		{"the kernel takes it", after, true, nil, ""},
+	}
+	var k kernelRefusal
+	for _, s := range steps {
+		k = k.after(s.look, s.flowtable, s.errs)
+		if k.reason != s.want {
+			t.Fatalf("%s: kept %q, want %q", s.what, k.reason, s.want)
+		}
 	}
 }

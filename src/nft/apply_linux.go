@@ -119,7 +119,7 @@ func buildBatch(ops []op) (*batch, error) {
 				c.AddTable(ourTable())
 				c.AddFlowtable(ourFlowtable(o.devices, o.hardware, o.counter))
 				c.AddChain(ourChain())
-				return addOurRule(c)
+				return addOurRule(c, o.after)
 			})
 		case opAddFlowtable, opAddDevices:
 			// Re-sending NEWFLOWTABLE for a live flowtable adds the devices named.
@@ -130,16 +130,16 @@ func buildBatch(ops []op) (*batch, error) {
 		case opDelDevices:
 			err = b.delDevices(o.devices)
 		case opAddChain:
-			err = b.add(func(c *nftables.Conn) error { c.AddChain(ourChain()); return addOurRule(c) })
+			err = b.add(func(c *nftables.Conn) error { c.AddChain(ourChain()); return addOurRule(c, o.after) })
 		case opReplaceChain:
 			err = b.add(func(c *nftables.Conn) error {
 				c.FlushChain(ourChain())
 				c.DelChain(ourChain())
 				c.AddChain(ourChain())
-				return addOurRule(c)
+				return addOurRule(c, o.after)
 			})
 		case opReplaceRules:
-			err = b.add(func(c *nftables.Conn) error { c.FlushChain(ourChain()); return addOurRule(c) })
+			err = b.add(func(c *nftables.Conn) error { c.FlushChain(ourChain()); return addOurRule(c, o.after) })
 		default:
 			err = fmt.Errorf("nft: unknown op %d", o.kind)
 		}

@@ -30,6 +30,9 @@ const (
 //	nft add rule inet fastpath forward meta l4proto { tcp, udp } flow add @ft   (set, elements, rule)
 var wholeTable = []int{newTable, newFlowtable, newChain, newSet, newSetElem, newRule}
 
+// replaceRule flushes our chain and adds the rule again (set, elements, rule).
+var replaceRule = []int{unix.NFT_MSG_DELRULE, newSet, newSetElem, newRule}
+
 func TestApplySendsOnlyTheDifference(t *testing.T) {
 	k, b := newFakeKernel(t)
 	spec := Spec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
@@ -46,6 +49,12 @@ func TestApplySendsOnlyTheDifference(t *testing.T) {
 		{"device added", func(s *Spec) { s.Devices = []string{"lan0", "wan0", "wan1"} }, []int{newFlowtable}, []string{"wan1"}, false, []string{"lan0", "wan0", "wan1"}},
 		{"device removed", func(s *Spec) { s.Devices = []string{"lan0", "wan1"} }, []int{delFlowtable}, []string{"wan0"}, false, []string{"lan0", "wan1"}},
 		{"again after removal", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		// A new rule in the same chain: the flowtable and its flows stay.
+		{"offload after 30 packets", func(s *Spec) { s.OffloadAfterPackets = 30 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"again after 30 packets", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"offload after 1000 packets", func(s *Spec) { s.OffloadAfterPackets = 1000 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"offload at once again", func(s *Spec) { s.OffloadAfterPackets = 0 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"again at once", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
 		{"offload flag on", func(s *Spec) { s.Hardware = true }, append([]int{delTable}, wholeTable...), []string{"lan0", "wan1"}, true, []string{"lan0", "wan1"}},
 		{"again with offload", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
 		{"disabled", func(s *Spec) { s.Enabled = false }, []int{delTable}, nil, false, nil},

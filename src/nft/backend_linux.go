@@ -121,8 +121,9 @@ func (b *Backend) read() (observed, error) {
 		}
 		o.ruleCount = len(rules)
 		for _, r := range rules {
-			if set, ok := isOurRule(r.Exprs); ok && protoSetIsTCPUDP(c, t, set) {
+			if set, after, ok := isOurRule(r.Exprs); ok && protoSetIsTCPUDP(c, t, set) {
 				o.ForwardRule = true
+				o.OffloadAfterPackets = after
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"encoding/binary"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
@@ -50,40 +51,73 @@ func ourChain() *nftables.Chain {
 
 // addOurRule queues `meta l4proto { tcp, udp } flow add @ft` (fw4 writes the
 // same rule as "flow offload @ft"). The kernel adds a flow only once conntrack
-// has seen the reply, so no "ct state established" match is needed.
-func addOurRule(c *nftables.Conn) error {
+// has seen the reply, so no "ct state established" match is needed. With
+// after > 0 the rule offloads a connection only from its after-th packet on
+// (`ct packets >= after`, both directions: google/nftables sends no
+// direction for packet counts), so an inspector in the slow path sees the
+// first ones; the kernel turns conntrack accounting on for such a rule.
+func addOurRule(c *nftables.Conn, after uint64) error {
 	protos := &nftables.Set{Table: ourTable(), Anonymous: true, Constant: true, KeyType: nftables.TypeInetProto}
 	elems := []nftables.SetElement{{Key: []byte{unix.IPPROTO_TCP}}, {Key: []byte{unix.IPPROTO_UDP}}}
 	if err := c.AddSet(protos, elems); err != nil {
 		return err
 	}
+	exprs := []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&expr.Lookup{SourceRegister: 1, SetName: protos.Name, SetID: protos.ID},
+	}
+	if after > 0 {
+		// As nft compiles it: a host-order u64, turned to network order
+		// so that the kernel's memcmp-based "gte" compares numbers.
+		exprs = append(exprs,
+			&expr.Ct{Key: expr.CtKeyPKTS, Register: 1},
+			&expr.Byteorder{SourceRegister: 1, DestRegister: 1, Op: expr.ByteorderHton, Len: 8, Size: 8},
+			&expr.Cmp{Op: expr.CmpOpGte, Register: 1, Data: binary.BigEndian.AppendUint64(nil, after)})
+	}
 	c.AddRule(&nftables.Rule{
 		Table: ourTable(),
 		Chain: ourChain(),
-		Exprs: []expr.Any{
-			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-			&expr.Lookup{SourceRegister: 1, SetName: protos.Name, SetID: protos.ID},
-			&expr.FlowOffload{Name: FlowtableName},
-		},
+		Exprs: append(exprs, &expr.FlowOffload{Name: FlowtableName}),
 	})
 	return nil
 }
 
-// isOurRule reports whether exprs are the three expressions addOurRule
-// writes; protoSet is the set the lookup names.
-func isOurRule(exprs []expr.Any) (protoSet string, ok bool) {
-	if len(exprs) != 3 {
-		return "", false
+// isOurRule reports whether exprs are the expressions addOurRule writes;
+// protoSet is the set the lookup names, after the packet count it waits for.
+// google/nftables v0.3.0 cannot decode a byteorder expression and leaves it
+// out of what it reads, so the packet-count rule reads back as five.
+func isOurRule(exprs []expr.Any) (protoSet string, after uint64, ok bool) {
+	if n := len(exprs); n != 3 && n != 5 && n != 6 {
+		return "", 0, false
 	}
 	meta, ok1 := exprs[0].(*expr.Meta)
 	lookup, ok2 := exprs[1].(*expr.Lookup)
-	flow, ok3 := exprs[2].(*expr.FlowOffload)
+	flow, ok3 := exprs[len(exprs)-1].(*expr.FlowOffload)
 	if !ok1 || !ok2 || !ok3 {
-		return "", false
+		return "", 0, false
 	}
 	if meta.Key != expr.MetaKeyL4PROTO || meta.SourceRegister || lookup.SourceRegister != meta.Register ||
 		lookup.Invert || lookup.IsDestRegSet || flow.Name != FlowtableName {
-		return "", false
+		return "", 0, false
 	}
-	return lookup.SetName, true
+	if len(exprs) == 3 {
+		return lookup.SetName, 0, true
+	}
+	ct, ok1 := exprs[2].(*expr.Ct)
+	cmp, ok2 := exprs[len(exprs)-2].(*expr.Cmp)
+	if !ok1 || !ok2 || ct.Key != expr.CtKeyPKTS || ct.SourceRegister ||
+		cmp.Op != expr.CmpOpGte || cmp.Register != ct.Register || len(cmp.Data) != 8 {
+		return "", 0, false
+	}
+	if len(exprs) == 6 {
+		order, ok := exprs[3].(*expr.Byteorder)
+		if !ok || order.Op != expr.ByteorderHton || order.Len != 8 || order.Size != 8 ||
+			order.SourceRegister != ct.Register || order.DestRegister != ct.Register {
+			return "", 0, false
+		}
+	}
+	if after = binary.BigEndian.Uint64(cmp.Data); after == 0 {
+		return "", 0, false
+	}
+	return lookup.SetName, after, true
 }

@@ -33,6 +33,7 @@ type op struct {
 	devices  []string
 	hardware bool
 	counter  bool
+	after    uint64 // the packet count a rule this op adds waits for
 	action   string // what a person reads in Result.Actions
 }
 
@@ -48,7 +49,7 @@ func reconcile(o observed, s Spec) []op {
 		}
 		return nil
 	}
-	create := op{kind: opCreateTable, devices: devs, hardware: s.Hardware, counter: s.Counter,
+	create := op{kind: opCreateTable, devices: devs, hardware: s.Hardware, counter: s.Counter, after: s.OffloadAfterPackets,
 		action: fmt.Sprintf("created %s with flowtable %s (%s) on %s", table, FlowtableName, flagWords(s.Hardware, s.Counter), deviceWords(devs))}
 	if !o.TablePresent {
 		return []op{create}
@@ -76,11 +77,15 @@ func reconcile(o observed, s Spec) []op {
 	}
 	switch {
 	case !o.ChainPresent:
-		ops = append(ops, op{kind: opAddChain, action: "added chain " + ChainName + " with its flow add rule"})
+		ops = append(ops, op{kind: opAddChain, after: s.OffloadAfterPackets, action: "added chain " + ChainName + " with its flow add rule"})
 	case !o.chainShapeOK:
-		ops = append(ops, op{kind: opReplaceChain, action: "replaced chain " + ChainName + ": its type, hook, priority or policy differed"})
+		ops = append(ops, op{kind: opReplaceChain, after: s.OffloadAfterPackets, action: "replaced chain " + ChainName + ": its type, hook, priority or policy differed"})
 	case !o.ForwardRule || o.ruleCount != 1:
-		ops = append(ops, op{kind: opReplaceRules, action: fmt.Sprintf("replaced the %d rule(s) of chain %s with the flow add rule", o.ruleCount, ChainName)})
+		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, action: fmt.Sprintf("replaced the %d rule(s) of chain %s with the flow add rule", o.ruleCount, ChainName)})
+	case o.OffloadAfterPackets != s.OffloadAfterPackets:
+		// A new rule, the same flowtable: offloaded flows stay offloaded.
+		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, action: fmt.Sprintf("replaced the flow add rule of chain %s: it offloaded after %d packets, the plan says %d",
+			ChainName, o.OffloadAfterPackets, s.OffloadAfterPackets)})
 	}
 	return ops
 }

@@ -12,7 +12,7 @@ func synced(s Spec) observed {
 	devs := normalDevices(s.Devices)
 	return observed{
 		Kernel: Kernel{TablePresent: true, FlowtablePresent: true, Devices: devs, Hardware: s.Hardware, Counter: s.Counter,
-			Hook: "ingress", ChainPresent: true, ForwardRule: true},
+			Hook: "ingress", ChainPresent: true, ForwardRule: true, OffloadAfterPackets: s.OffloadAfterPackets},
 		chainShapeOK: true, ruleCount: 1,
 	}
 }
@@ -37,6 +37,8 @@ func TestReconcile(t *testing.T) {
 	minusWan0.Devices = []string{"lan0"}
 	swapped := sw
 	swapped.Devices = []string{"lan0", "wan1"}
+	after30 := sw
+	after30.OffloadAfterPackets = 30
 
 	noFlowtable := synced(sw)
 	noFlowtable.FlowtablePresent, noFlowtable.Devices = false, nil
@@ -74,6 +76,9 @@ func TestReconcile(t *testing.T) {
 		{"chain reshaped by someone", badChain, sw, []opKind{opReplaceChain}, nil},
 		{"rule added by someone", extraRule, sw, []opKind{opReplaceRules}, nil},
 		{"rule replaced by someone", foreignRule, sw, []opKind{opReplaceRules}, nil},
+		{"offload after packets asked", synced(sw), after30, []opKind{opReplaceRules}, nil},
+		{"offload after packets in sync", synced(after30), after30, []opKind{}, nil},
+		{"offload after packets dropped", synced(after30), sw, []opKind{opReplaceRules}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +107,7 @@ func model(o observed, ops []op) observed {
 		case opDeleteTable:
 			o = observed{}
 		case opCreateTable:
-			o = synced(Spec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter})
+			o = synced(Spec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter, OffloadAfterPackets: p.after})
 		case opAddFlowtable:
 			o.FlowtablePresent, o.Devices, o.Hardware, o.Counter, o.Hook, o.Priority = true, p.devices, p.hardware, p.counter, "ingress", 0
 		case opAddDevices:
@@ -111,7 +116,7 @@ func model(o observed, ops []op) observed {
 		case opDelDevices:
 			o.Devices = difference(o.Devices, p.devices)
 		case opAddChain, opReplaceChain, opReplaceRules:
-			o.ChainPresent, o.chainShapeOK, o.ForwardRule, o.ruleCount = true, true, true, 1
+			o.ChainPresent, o.chainShapeOK, o.ForwardRule, o.ruleCount, o.OffloadAfterPackets = true, true, true, 1, p.after
 		}
 	}
 	return o
@@ -128,6 +133,7 @@ func TestReconcileConvergesInAnyOrder(t *testing.T) {
 		{Enabled: true, Devices: []string{"wan0", "wan1", "lan0"}, Counter: true},
 		{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: true, Counter: true},
 		{Enabled: true, Devices: []string{"eth0.2"}, Hardware: true},
+		{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, OffloadAfterPackets: 30},
 	}
 	rng := rand.New(rand.NewSource(1))
 	for round := 0; round < 200; round++ {
@@ -140,7 +146,7 @@ func TestReconcileConvergesInAnyOrder(t *testing.T) {
 			if again := reconcile(o, s); len(again) != 0 {
 				t.Fatalf("round %d: after %v the spec %+v still needs %v", round, kinds(ops), s, kinds(again))
 			}
-			if s.Enabled && (!reflect.DeepEqual(normalDevices(s.Devices), normalDevices(o.Devices)) || o.Hardware != s.Hardware || o.Counter != s.Counter) {
+			if s.Enabled && (!reflect.DeepEqual(normalDevices(s.Devices), normalDevices(o.Devices)) || o.Hardware != s.Hardware || o.Counter != s.Counter || o.OffloadAfterPackets != s.OffloadAfterPackets) {
 				t.Fatalf("round %d: model %+v does not match spec %+v", round, o.Kernel, s)
 			}
 			recreated := len(ops) > 0 && ops[0].kind == opDeleteTable && s.Enabled

@@ -2,6 +2,7 @@ package nft
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -33,7 +34,11 @@ func Render(s Spec) string {
 	b.WriteString("\t}\n\n")
 	b.WriteString("\tchain " + ChainName + " {\n")
 	b.WriteString("\t\ttype filter hook forward priority filter - 1; policy accept;\n")
-	b.WriteString("\t\tmeta l4proto { tcp, udp } flow add @" + FlowtableName + "\n")
+	b.WriteString("\t\tmeta l4proto { tcp, udp } ")
+	if s.OffloadAfterPackets > 0 {
+		b.WriteString("ct packets >= " + strconv.FormatUint(s.OffloadAfterPackets, 10) + " ")
+	}
+	b.WriteString("flow add @" + FlowtableName + "\n")
 	b.WriteString("\t}\n")
 	b.WriteString("}\n")
 	return b.String()

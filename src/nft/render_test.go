@@ -25,6 +25,7 @@ func TestRenderGolden(t *testing.T) {
 		// duplicates collapse, a VLAN device is quoted for nft's parser
 		{"hardware.nft", Spec{Enabled: true, Devices: []string{"wan0", "lan0", "eth0.2", "lan0"}, Hardware: true, Counter: true}},
 		{"no-devices.nft", Spec{Enabled: true, Counter: true}},
+		{"after-packets.nft", Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, OffloadAfterPackets: 30}},
 		{"disabled.nft", Spec{Enabled: false, Devices: []string{"lan0"}, Hardware: true, Counter: true}},
 	}
 	for _, c := range cases {

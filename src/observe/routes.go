@@ -11,12 +11,14 @@ import (
 	"strings"
 )
 
-// Route is one entry of the kernel's main routing table.
+// Route is one entry of a routing table, or the kernel's answer for one
+// destination (KernelRoute).
 type Route struct {
 	Dst     netip.Prefix `json:"dst"`
 	Gateway netip.Addr   `json:"gateway,omitempty"`
 	Device  string       `json:"device"`
 	Metric  uint32       `json:"metric"`
+	Table   uint32       `json:"table,omitempty"` // only in the kernel's answers
 }
 
 // ParseIPv4Routes reads /proc/net/route. Addresses there are hex in host
@@ -88,8 +90,10 @@ func ParseIPv6Routes(data []byte) ([]Route, error) {
 	return routes, sc.Err()
 }
 
-// Lookup returns the route the kernel would pick for addr: longest prefix,
-// then lowest metric.
+// Lookup returns the route of the main table (what /proc/net/route shows)
+// for addr: longest prefix, then lowest metric. It knows nothing of policy
+// rules (`ip rule`) and other tables; on a live router KernelRoute asks the
+// kernel, which applies them.
 func Lookup(routes []Route, addr netip.Addr) (Route, bool) {
 	var best Route
 	found := false

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -21,7 +22,14 @@ type Snapshot struct {
 	Settings config.Settings `json:"settings"`
 	Platform platform.Info   `json:"platform"`
 	Routes   []Route         `json:"routes"`
-	Kernel   status.Kernel   `json:"kernel"`
+	// PeerRoutes are the kernel's own answers (KernelRoute) for the peers
+	// of IPIP interfaces, keyed by the peer's address; read on a live
+	// router only (root "/"), where policy rules may route a peer past the
+	// main table.
+	PeerRoutes map[string]Route `json:"peer_routes,omitempty"`
+	Kernel     status.Kernel    `json:"kernel"`
+	// Shapers are the devices SQM shapes, with the evidence.
+	Shapers []Shaper `json:"shapers,omitempty"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -38,8 +46,48 @@ func Observe(root string) (Snapshot, error) {
 	if s.Routes, err = readRoutes(root); err != nil {
 		return s, err
 	}
+	var qdiscs map[string]string
+	if filepath.Clean(root) == "/" {
+		s.PeerRoutes = peerRoutes(s.Settings.Network)
+		qdiscs = rootQdiscsByName(s.Platform.Devices)
+	}
+	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)
 	return s, nil
+}
+
+// rootQdiscsByName is RootQdiscs by device name; on error, none (the UCI
+// and sysfs evidence of SQM still counts).
+func rootQdiscsByName(devs []platform.Device) map[string]string {
+	byIndex, err := RootQdiscs(0)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range devs {
+		if kind, ok := byIndex[d.IfIndex]; ok && d.IfIndex != 0 {
+			out[d.Name] = kind
+		}
+	}
+	return out
+}
+
+// peerRoutes asks the kernel for the route to each IPIP peer, from the
+// tunnel's local address. A peer the kernel has no answer for is left
+// out: planning then reads the main table, and says so.
+func peerRoutes(n config.Network) map[string]Route {
+	routes := map[string]Route{}
+	for _, ifc := range n.Interfaces {
+		peer, err := netip.ParseAddr(ifc.PeerAddr)
+		if ifc.Proto != "ipip" || ifc.TunLink != "" || err != nil {
+			continue
+		}
+		local, _ := netip.ParseAddr(ifc.IPAddr)
+		if rt, err := KernelRoute(0, peer, local); err == nil {
+			routes[peer.String()] = rt
+		}
+	}
+	return routes
 }
 
 func readRoutes(root string) ([]Route, error) {

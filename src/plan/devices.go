@@ -11,15 +11,7 @@ import (
 // where frames enter, and a tunnel's frames enter on its underlay), and the
 // extra devices of fastpath.main.device.
 func (p *Plan) flowtableDevices(s observe.Snapshot) []string {
-	r := resolver{devs: map[string]platform.Device{}, bridges: map[string][]string{}}
-	for _, d := range s.Platform.Devices {
-		r.devs[d.Name] = d
-	}
-	for _, d := range s.Settings.Network.Devices {
-		if d.Type == "bridge" {
-			r.bridges[d.Name] = d.Ports
-		}
-	}
+	r := newResolver(s)
 	set := map[string]bool{}
 	ifaces := map[string]config.Interface{}
 	for _, ifc := range s.Settings.Network.Interfaces {
@@ -78,6 +70,19 @@ func describe(dev string, devs []string) string {
 }
 
 // resolver maps a device name to the devices where its frames enter.
+func newResolver(s observe.Snapshot) resolver {
+	r := resolver{devs: map[string]platform.Device{}, bridges: map[string][]string{}}
+	for _, d := range s.Platform.Devices {
+		r.devs[d.Name] = d
+	}
+	for _, d := range s.Settings.Network.Devices {
+		if d.Type == "bridge" {
+			r.bridges[d.Name] = d.Ports
+		}
+	}
+	return r
+}
+
 type resolver struct {
 	devs    map[string]platform.Device
 	bridges map[string][]string // bridges declared in UCI, for ports of a bridge that is down

@@ -11,8 +11,9 @@ import (
 
 // mode decides the requested and effective offload mode. The firewall's
 // switches are the user's intent; fastpath.main.hw_offload is its policy
-// for hardware; the chipset and the kernel have the last word.
-func (p *Plan) mode(s observe.Snapshot, c Constraints) status.Mode {
+// for hardware, fastpath.main.sqm_policy what wins over SQM; the chipset
+// and the kernel have the last word.
+func (p *Plan) mode(s observe.Snapshot, c Constraints, shaped []shapedPath) status.Mode {
 	off, fp := s.Settings.Offload, s.Settings.Fastpath
 	chip := chipName(s)
 	if s.Platform.HWOffloadReason != "" {
@@ -47,11 +48,16 @@ func (p *Plan) mode(s observe.Snapshot, c Constraints) status.Mode {
 		return m
 	}
 	m.Effective = m.Requested
+	keepsSQM := false
 	if m.Requested == status.ModeHardware {
 		switch {
 		case !s.Platform.HWOffloadCapable:
 			m.Effective = status.ModeSoftware
 			m.Reason = fmt.Sprintf("hw offload requested, but %s has no flow-offload engine: software offload", chip)
+		case len(shaped) > 0 && fp.SQMPolicy != config.SQMPreferHW:
+			keepsSQM = true
+			m.Effective = status.ModeSoftware
+			m.Reason = fmt.Sprintf("hw offload requested, but SQM shapes %s, and hardware offload forwards past every qdisc: software offload keeps the shaping (fastpath.main.sqm_policy=prefer_sqm; prefer_hw runs hardware anyway)", describeShaped(shaped))
 		case c.HardwareRefused != "":
 			m.Effective = status.ModeSoftware
 			m.Reason = fmt.Sprintf("hw offload requested, but the kernel refused it on these devices (%s): software offload", c.HardwareRefused)
@@ -64,7 +70,16 @@ func (p *Plan) mode(s observe.Snapshot, c Constraints) status.Mode {
 		m.Reason = "fastpath is disabled (fastpath.main.enabled=0): its tables are removed and fw4's own flowtable, if any, does the offloading"
 	}
 	p.note("mode", "%s", m.Reason)
-	if p.Enabled && off.FlowOffloadingHW && m.Effective != status.ModeHardware && m.Requested == status.ModeHardware {
+	switch {
+	case len(shaped) == 0 || !p.Enabled:
+	case m.Effective == status.ModeHardware:
+		p.note("sqm", "SQM shapes %s, but hardware offload forwards offloaded flows past every qdisc: they are not shaped (fastpath.main.sqm_policy=prefer_hw)", describeShaped(shaped))
+	case !keepsSQM:
+		p.note("sqm", "SQM shapes %s; software offload keeps it shaping: offloaded packets leave through the egress qdisc, and SQM's ingress mirror runs before the flowtable", describeShaped(shaped))
+	}
+	// SQM's choice is not the kernel's refusal: fw4 can load its own
+	// hardware flowtable, so flow_offloading_hw stays as the user set it.
+	if p.Enabled && off.FlowOffloadingHW && m.Effective != status.ModeHardware && m.Requested == status.ModeHardware && !keepsSQM {
 		p.UCIFixes = append(p.UCIFixes, UCIFix{
 			Package: "firewall", Section: "@defaults[0]", Option: "flow_offloading_hw", Value: "0",
 			Reason: "hardware offload cannot run here, and fw4 fails to load a flowtable with flags offload that the kernel refuses",

@@ -63,12 +63,18 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 		p.note("config", pr)
 	}
 	devices := p.flowtableDevices(s)
-	p.Mode = p.mode(s, c)
+	p.Mode = p.mode(s, c, shapedPaths(s, devices))
 	p.Flowtable = nft.Spec{
 		Enabled:  p.Enabled && p.Mode.Effective != status.ModeOff,
 		Devices:  devices,
 		Hardware: p.Mode.Effective == status.ModeHardware,
 		Counter:  true,
+	}
+	if n := s.Settings.Fastpath.OffloadAfterPackets; n > 0 {
+		p.Flowtable.OffloadAfterPackets = n
+		if p.Flowtable.Enabled {
+			p.note("flowtable", "the first %d packets of each connection (both directions counted) take the slow path before it is offloaded (offload_after_packets): inspectors see them", n)
+		}
 	}
 	if p.Flowtable.Enabled && len(devices) == 0 {
 		p.note("device", "no routed interface has a device that exists now: the flowtable has no devices until one appears")

@@ -48,6 +48,29 @@ func TestTunnelUnderlayByRoute(t *testing.T) {
 	}
 }
 
+// With mwan3 or pbr a policy rule may send the peer out of a second WAN
+// that the main table knows nothing of: the kernel's answer wins.
+func TestTunnelUnderlayByPolicyRoute(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Settings.Network.Interfaces = append(s.Settings.Network.Interfaces, config.Interface{Name: "wanb", Proto: "static", Device: "wan1"})
+	s.Platform.Devices = append(s.Platform.Devices, platform.Device{Name: "wan1", Kind: "ether"})
+	s.PeerRoutes = map[string]observe.Route{
+		"192.168.1.2": {Dst: netip.MustParsePrefix("192.168.1.2/32"), Device: "wan1", Table: 100},
+	}
+	p := Make(s, Constraints{})
+	if len(p.Tunnels) != 1 || p.Tunnels[0].Underlay != "wan1" {
+		t.Fatalf("tunnels = %+v, want underlay wan1 (the kernel's route)", p.Tunnels)
+	}
+	if r := p.Tunnels[0].Reason; !strings.Contains(r, "policy rules applied: table 100") {
+		t.Fatalf("reason %q does not say the policy route was used", r)
+	}
+	s.PeerRoutes = nil // a fixture tree, or no answer from the kernel
+	p = Make(s, Constraints{})
+	if p.Tunnels[0].Underlay != "wan0" || !strings.Contains(p.Tunnels[0].Reason, "in the main table") {
+		t.Fatalf("without the kernel's answer: tunnel = %+v, want wan0 from the main table", p.Tunnels[0])
+	}
+}
+
 func TestTunnelUnderlayOnlyFromTheTunnel(t *testing.T) {
 	s := lab("192.168.1.2")
 	s.Settings.Network.Interfaces[2].Disabled = true // wan not routed: only the tunnel brings wan0 in
@@ -131,5 +154,31 @@ func TestResolveFollowsBridgesAndVLANs(t *testing.T) {
 		if got := r.resolve(dev); !slices.Equal(got, want) {
 			t.Errorf("resolve(%s) = %v, want %v", dev, got, want)
 		}
+	}
+}
+
+// offload_after_packets reaches the flowtable's rule and says why, in
+// either mode; off, it is not mentioned.
+func TestOffloadAfterPackets(t *testing.T) {
+	s := lab("192.168.1.2")
+	s.Settings.Fastpath.OffloadAfterPackets = 30
+	p := Make(s, Constraints{})
+	if p.Flowtable.OffloadAfterPackets != 30 {
+		t.Fatalf("flowtable spec %+v, want offload after 30 packets", p.Flowtable)
+	}
+	said := func(p Plan) bool {
+		for _, d := range p.Decisions {
+			if d.Topic == "flowtable" && strings.Contains(d.Reason, "first 30 packets") && strings.Contains(d.Reason, "offload_after_packets") {
+				return true
+			}
+		}
+		return false
+	}
+	if !said(p) {
+		t.Errorf("no decision explains offload_after_packets: %+v", p.Decisions)
+	}
+	s.Settings.Offload.FlowOffloading = false
+	if p := Make(s, Constraints{}); p.Flowtable.Enabled || said(p) {
+		t.Errorf("offload off: flowtable %+v, decisions %+v", p.Flowtable, p.Decisions)
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"net/netip"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
@@ -28,7 +29,15 @@ func (p *Plan) planTunnel(s observe.Snapshot, ifc config.Interface, ifaces map[s
 		}
 		t.Underlay, via = link.Device, "tunlink "+ifc.TunLink
 	} else {
-		rt, ok := observe.Lookup(s.Routes, peer)
+		// The kernel's answer applies policy rules (mwan3, pbr); the
+		// main table is what a fixture tree, or a kernel that did not
+		// answer, leaves.
+		rt, ok := s.PeerRoutes[peer.String()]
+		via = fmt.Sprintf("the kernel's route to %s (policy rules applied: table %d)", ifc.PeerAddr, rt.Table)
+		if !ok {
+			rt, ok = observe.Lookup(s.Routes, peer)
+			via = "route to " + ifc.PeerAddr + " in the main table"
+		}
 		if !ok {
 			t.Reason = "interface " + ifc.Name + " (ipip): no route to the peer " + ifc.PeerAddr + " yet: underlay unknown until one appears"
 			return
@@ -37,7 +46,7 @@ func (p *Plan) planTunnel(s observe.Snapshot, ifc config.Interface, ifaces map[s
 			t.Reason = "interface " + ifc.Name + " (ipip): the route to the peer " + ifc.PeerAddr + " goes through the tunnel itself: no underlay"
 			return
 		}
-		t.Underlay, via = rt.Device, "route to "+ifc.PeerAddr
+		t.Underlay = rt.Device
 	}
 	devs := r.resolve(t.Underlay)
 	if len(devs) == 0 {

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,11 +15,12 @@ import (
 var ErrDaemonNotRunning = errors.New("the fastpath daemon is not running (no 'fastpath' object on ubus): start it with /etc/init.d/fastpath start")
 
 // CallFastpath calls a method of the running daemon's object, as
-// `ubus call fastpath <method> <args>` does, and returns the answer as JSON
-// with its keys in the order the daemon sent them. On a ubus error status
-// the error is a *ubus.StatusError whose Message is the daemon's "error"
-// text, and the JSON holds the whole answer (e.g. {"error": "..."}).
-func CallFastpath(ctx context.Context, socketPath, method string, args any) (json.RawMessage, error) {
+// `ubus call fastpath <method> <args>` does, and returns the answer with
+// its keys in the order the daemon sent them (ubus.AppendJSON prints it,
+// ubus.Decode fills a report type from it). On a ubus error status the
+// error is a *ubus.StatusError whose Message is the daemon's "error" text,
+// and the answer is the whole of it (e.g. {"error": "..."}).
+func CallFastpath(ctx context.Context, socketPath, method string, args any) (ubus.Table, error) {
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
 	c, err := ubus.DialLog(socketPath, log)
@@ -33,12 +33,5 @@ func CallFastpath(ctx context.Context, socketPath, method string, args any) (jso
 	if errors.As(err, &se) && se.Code == ubus.StatusNotFound && data == nil {
 		return nil, ErrDaemonNotRunning
 	}
-	if data == nil {
-		return nil, err
-	}
-	j, jerr := json.Marshal(data)
-	if jerr != nil {
-		return nil, jerr
-	}
-	return j, err
+	return data, err
 }

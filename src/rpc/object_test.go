@@ -40,7 +40,7 @@ func start(t *testing.T) *harness {
 	}
 	h.client.Start()
 	t.Cleanup(func() { h.obj.Close(); h.client.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := h.client.WaitReady(ctx); err != nil {
 		t.Fatal(err)
@@ -54,9 +54,16 @@ func (h *harness) call(t *testing.T, method, args string) (string, error) {
 	if args != "" {
 		a = json.RawMessage(args)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j, err := CallFastpath(ctx, h.sock, method, a)
+	answer, err := CallFastpath(ctx, h.sock, method, a)
+	if answer == nil {
+		return "", err
+	}
+	j, jerr := answer.MarshalJSON()
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
 	return string(j), err
 }
 
@@ -241,9 +248,10 @@ func TestEventsReachListenersAndSubscribers(t *testing.T) {
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for !h.obj.UbusObject().HasSubscribers() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); !h.obj.UbusObject().HasSubscribers(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription did not reach the object in 30 s")
+		}
 	}
 	if _, err := h.call(t, "set", `{"mode":"off"}`); err != nil {
 		t.Fatal(err)
@@ -262,19 +270,27 @@ func TestEventsReachListenersAndSubscribers(t *testing.T) {
 				if got != w {
 					t.Errorf("got  %s\nwant %s", got, w)
 				}
-			case <-time.After(3 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatalf("no %s", w)
 			}
 		}
 	}
-	// Setting the mode it already has changes nothing: no event.
+	// Setting the mode it already has changes nothing: no event. A cut
+	// after it does announce itself, and events keep their order, so the
+	// next event must be that cut's.
 	if _, err := h.call(t, "set", `{"mode":"off"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.call(t, "cut", `{"address":"203.0.113.10","reason":"barrier"}`); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case got := <-events:
-		t.Errorf("event %s for a mode that did not change", got)
-	case <-time.After(200 * time.Millisecond):
+		if want := `fastpath.cut {"action":"cut","address":"203.0.113.10","reason":"barrier","trigger":"ubus","count":1}`; got != want {
+			t.Errorf("event %s, want only the cut's %s (none for a mode that did not change)", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event for the cut after the unchanged mode")
 	}
 }
 

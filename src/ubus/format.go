@@ -16,9 +16,10 @@ func FormatJSON(t Table, indent bool) string {
 }
 
 type jsonFormatter struct {
-	b      strings.Builder
-	indent bool
-	level  int
+	b       strings.Builder
+	indent  bool
+	level   int
+	scratch []byte
 }
 
 func (f *jsonFormatter) separator() {
@@ -98,30 +99,9 @@ func (f *jsonFormatter) value(v any) {
 	}
 }
 
-// str escapes as blobmsg_format_string does.
+// str escapes as blobmsg_format_string does (see appendJSONString for
+// the two cases where libubox would print invalid JSON).
 func (f *jsonFormatter) str(s string) {
-	f.b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\b':
-			f.b.WriteString(`\b`)
-		case '\n':
-			f.b.WriteString(`\n`)
-		case '\t':
-			f.b.WriteString(`\t`)
-		case '\r':
-			f.b.WriteString(`\r`)
-		case '"', '\\', '/':
-			f.b.WriteByte('\\')
-			f.b.WriteByte(c)
-		default:
-			if c < ' ' {
-				fmt.Fprintf(&f.b, `\u%04x`, c)
-			} else {
-				f.b.WriteByte(c)
-			}
-		}
-	}
-	f.b.WriteByte('"')
+	f.scratch = appendJSONString(f.scratch[:0], s)
+	f.b.Write(f.scratch)
 }

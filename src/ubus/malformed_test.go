@@ -3,6 +3,7 @@ package ubus
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,9 @@ func TestMalformedFrameClosesConnection(t *testing.T) {
 		nc.Read(buf) // the LOOKUP
 		// STATUS whose attribute claims the blobmsg flag: not a ubus attribute.
 		nc.Write(mustHex("00010001 00000000 0000000c 81000008 00000000"))
-		time.Sleep(time.Second)
+		// Keep the connection open until the client ends it: the failure
+		// must come from the malformed frame, not from this side closing.
+		io.Copy(io.Discard, nc)
 	}()
 	log, hook := logtest.NewNullLogger()
 	c, err := DialLog(path, log)
@@ -43,7 +46,7 @@ func TestMalformedFrameClosesConnection(t *testing.T) {
 	if c.ID() != 0x12345678 {
 		t.Errorf("client id %08x, want the HELLO's peer 12345678", c.ID())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err = c.Lookup(ctx, "demo")
 	if !errors.Is(err, &StatusError{Code: StatusConnectionFailed}) {
@@ -51,7 +54,7 @@ func TestMalformedFrameClosesConnection(t *testing.T) {
 	}
 	select {
 	case <-c.Done():
-	case <-time.After(time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("connection still open after a malformed frame")
 	}
 	e := hook.LastEntry()

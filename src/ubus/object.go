@@ -2,7 +2,6 @@ package ubus
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -35,13 +34,9 @@ type Request struct {
 	Caller uint32 // the caller's client id
 }
 
-// Decode fills v (a struct pointer) from the arguments through encoding/json.
+// Decode fills v (a struct pointer) from the arguments, by Decode's rules.
 func (r *Request) Decode(v any) error {
-	b, err := json.Marshal(r.Args)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
+	return Decode(r.Args, v)
 }
 
 // Object is a named ubus object with methods. Register it with

@@ -2,11 +2,12 @@ package ubus
 
 import (
 	"encoding"
-	"encoding/json"
+	"encoding/base64"
 	"fmt"
 	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -14,9 +15,9 @@ import (
 // fromReflect converts a Go value to the blobmsg value model by walking it
 // with reflection, giving what a round trip through encoding/json and
 // ParseJSON would (field names and omitempty from json tags, struct field
-// order, sorted map keys, nil slices and pointers as null), without the
-// text in between: a large answer converts many times faster. Values with
-// their own MarshalJSON go through encoding/json.
+// order, sorted map keys, nil slices and pointers as null, []byte as
+// base64), without the text in between and without encoding/json in the
+// binary. Values with their own MarshalJSON are parsed from its text.
 func fromReflect(v reflect.Value, depth int) (any, error) {
 	if depth > maxBlobNesting {
 		return nil, fmt.Errorf("value nested deeper than %d levels", maxBlobNesting)
@@ -43,7 +44,7 @@ func fromReflect(v reflect.Value, depth int) (any, error) {
 		if v.Kind() == reflect.Interface && v.IsNil() {
 			return nil, nil
 		}
-		b, err := json.Marshal(v.Interface())
+		b, err := v.Interface().(jsonMarshaler).MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +82,7 @@ func fromReflect(v reflect.Value, depth int) (any, error) {
 			return nil, nil
 		}
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return viaJSON(v) // base64, as encoding/json does
+			return base64.StdEncoding.EncodeToString(v.Bytes()), nil // as encoding/json does
 		}
 		fallthrough
 	case reflect.Array:
@@ -98,19 +99,20 @@ func fromReflect(v reflect.Value, depth int) (any, error) {
 		if v.IsNil() {
 			return nil, nil
 		}
-		if v.Type().Key().Kind() != reflect.String {
-			return viaJSON(v)
-		}
 		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 		t := make(Table, 0, len(keys))
 		for _, k := range keys {
+			name, err := mapKeyName(k)
+			if err != nil {
+				return nil, err
+			}
 			e, err := fromReflect(v.MapIndex(k), depth+1)
 			if err != nil {
 				return nil, err
 			}
-			t = append(t, Field{Name: k.String(), Value: e})
+			t = append(t, Field{Name: name, Value: e})
 		}
+		sort.Slice(t, func(i, j int) bool { return t[i].Name < t[j].Name })
 		return t, nil
 	case reflect.Struct:
 		fields := structFields(v.Type())
@@ -134,9 +136,37 @@ func fromReflect(v reflect.Value, depth int) (any, error) {
 var (
 	tableType         = reflect.TypeOf(Table{})
 	arrayType         = reflect.TypeOf(Array{})
-	jsonMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	jsonMarshalerType = reflect.TypeOf((*jsonMarshaler)(nil)).Elem()
 	textMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
+
+// jsonMarshaler is encoding/json's Marshaler, named here so that the
+// package stays out of the binary.
+type jsonMarshaler interface {
+	MarshalJSON() ([]byte, error)
+}
+
+// mapKeyName names a map key as encoding/json does: a string as it is,
+// else its MarshalText, else a decimal integer.
+func mapKeyName(k reflect.Value) (string, error) {
+	if k.Kind() == reflect.String {
+		return k.String(), nil
+	}
+	if tm, ok := k.Interface().(encoding.TextMarshaler); ok {
+		if k.Kind() == reflect.Pointer && k.IsNil() {
+			return "", nil
+		}
+		b, err := tm.MarshalText()
+		return string(b), err
+	}
+	switch k.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(k.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(k.Uint(), 10), nil
+	}
+	return "", fmt.Errorf("map key type %s has no JSON form", k.Type())
+}
 
 // fromFloat follows what ParseJSON makes of encoding/json's text: whole
 // numbers below 1e21 are printed without exponent and parse as integers.
@@ -150,14 +180,6 @@ func fromFloat(f float64) (any, error) {
 		}
 	}
 	return f, nil
-}
-
-func viaJSON(v reflect.Value) (any, error) {
-	b, err := json.Marshal(v.Interface())
-	if err != nil {
-		return nil, err
-	}
-	return ParseJSON(b)
 }
 
 type fieldInfo struct {

@@ -29,7 +29,10 @@
 // less); an unterminated quote is named on the line it opened (libuci names
 // the end of the file); a NUL byte is refused (libuci's fgets-based reader
 // silently drops text after it); a statement over MaxStatement or a file
-// over MaxFileSize is refused (libuci has no limit).
+// over MaxFileSize is refused (libuci has no limit); when two sections
+// share a name (one named like another's generated cfgXXXXXX), Set changes
+// the one addressed, where `uci set` and commit change the first of that
+// name.
 //
 // Anonymous sections get libuci's names: "cfg", the section's position
 // among all sections of the file counting from 1 (two or more hex digits),

@@ -50,6 +50,10 @@ func TestParseErrors(t *testing.T) {
 			`invalid option name "p-q"`, ""},
 		{"continuation then a blank: the name is missing", "config a x\n\toption \\\n p-q 1\n", 3,
 			"option without a name", ""},
+		{"an anonymous section's name taken by another type", "config zone\nconfig rule cfg01dc81\n", 2,
+			`section "cfg01dc81" is declared again with type "rule"`, ""},
+		{"an error after a multi-line quoted value", "config a x\n\toption p 'l1\nl2' extra\n", 3,
+			`too many arguments for option 'p' (unexpected "extra")`, ""},
 		{"section of another type, continued", "config a x\nconfig \\\nb x\n", 3,
 			`section "x" is declared again with type "b"`, ""},
 	}

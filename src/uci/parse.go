@@ -83,6 +83,11 @@ func (p *parser) parseLine() {
 		if !isCommand(word) {
 			p.invalidCommand(word)
 		}
+		list := word == "l" || word == "list"
+		if (list || word == "o" || word == "option") && p.cur < 0 {
+			// uci_parse_option asks for a section before it steps on
+			p.beforeSection(list)
+		}
 		// uci_increase_pos: step over the word and its delimiter
 		if end+1 > len(s.buf) {
 			p.invalidCommand(word) // nothing after the word, at the end of the file
@@ -111,8 +116,10 @@ func (p *parser) invalidCommand(word string) {
 		p.s.fail(line, "package without a name", "write package NAME or remove the line")
 	case "c", "config":
 		p.s.fail(line, "config without a section type", "write config TYPE ['NAME']")
-	case "o", "option", "l", "list":
-		p.s.fail(line, bare+" without a name", "write "+bare+" NAME 'value'")
+	case "o", "option":
+		p.s.fail(line, "option without a name", "write option NAME 'value'")
+	case "l", "list":
+		p.s.fail(line, "list without a name", "write list NAME 'value'")
 	}
 	if len(bare) > 40 {
 		bare = bare[:40] + "..."
@@ -236,6 +243,7 @@ func (p *parser) parseConfig(start int) {
 		f.Sections = append(f.Sections, &Section{Type: typ.val, Name: autoName(p.nsec, typ.val),
 			Anonymous: true, line: typ.line})
 		p.cur = len(f.Sections) - 1
+		p.name(p.cur)
 	case seen:
 		// A repeated name reopens the section: its options merge.
 		if old := f.Sections[idx]; old.Type != typ.val {
@@ -247,9 +255,27 @@ func (p *parser) parseConfig(start int) {
 		p.nsec++
 		f.Sections = append(f.Sections, &Section{Type: typ.val, Name: name.val, line: typ.line})
 		p.cur = len(f.Sections) - 1
-		p.byName[name.val] = p.cur
+		p.name(p.cur)
 	}
 	p.statement('c', start, typ, name)
+}
+
+// name indexes section i by its name, generated ones included: libuci
+// looks a `config TYPE NAME` up among all sections (so `config zone
+// cfg02dc81` reopens the anonymous zone of that name), and the first of two
+// with one name is the one it finds.
+func (p *parser) name(i int) {
+	if _, dup := p.byName[p.f.Sections[i].Name]; !dup {
+		p.byName[p.f.Sections[i].Name] = i
+	}
+}
+
+func (p *parser) beforeSection(list bool) {
+	cmd := "option"
+	if list {
+		cmd = "list"
+	}
+	p.s.fail(p.s.line, cmd+" before the first section", "add a config TYPE line above it")
 }
 
 func (p *parser) parseOption(start int, list bool) {
@@ -258,7 +284,7 @@ func (p *parser) parseOption(start int, list bool) {
 		cmd = "list"
 	}
 	if p.cur < 0 {
-		p.s.fail(p.s.line, cmd+" before the first section", "add a config TYPE line above it")
+		p.beforeSection(list)
 	}
 	name := p.s.nextArg(argName{cmd + " name", ""})
 	if name.val == "" {

@@ -77,6 +77,12 @@ func TestParseGrammar(t *testing.T) {
 			"x=a\nx.p=[1]\n"},
 		{"a named section reopened merges", "config a x\noption p 1\nconfig b y\nconfig a x\noption q 2\n",
 			"x=a\nx.p=1\nx.q=2\ny=b\n"},
+		// libuci looks a section name up among all sections, generated
+		// names included, and finds the first of two with one name
+		{"a name that is an anonymous section's generated name reopens it", "config zone\nconfig zone cfg01dc81\n\toption p 1\n",
+			"cfg01dc81=zone (anonymous)\ncfg01dc81.p=1\n"},
+		{"a generated name taken before: the first is reopened", "config zone cfg02dc81\nconfig zone\n\toption p 1\nconfig zone cfg02dc81\noption q 2\n",
+			"cfg02dc81=zone\ncfg02dc81.q=2\ncfg02dc81=zone (anonymous)\ncfg02dc81.p=1\n"},
 		{"empty name means anonymous (5381*33+97 = 0x2b606)", "config a ''\noption p 1\n",
 			"cfg01b606=a (anonymous)\ncfg01b606.p=1\n"},
 		{"package statement is ignored in a named file", "package firewall\nconfig a x\n",

@@ -46,30 +46,30 @@ func (f *File) Set(addr, option, value string) error {
 }
 
 func (f *File) planSet(sec *Section, option, value string) ([]edit, error) {
-	last := -1 // last statement of the section naming the option
+	// The statements that gave the option its value: lists, and options
+	// with a value (an empty one changes nothing). The first decides where
+	// the option stands, so it is the one rewritten; the others go.
+	var naming, effective []statement
 	for _, i := range sec.stmts {
 		st := f.stmts[i]
 		if (st.kind == 'o' || st.kind == 'l') && st.args[0].val == option {
-			last = i
+			naming = append(naming, st)
+			if st.kind == 'l' || st.args[1].val != "" {
+				effective = append(effective, st)
+			}
 		}
 	}
-	if sec.Option(option) != nil && last >= 0 {
-		st := f.stmts[last]
-		if st.kind == 'o' {
-			v := st.args[1]
-			return []edit{{v.start, v.end, quote(value)}}, nil
-		}
-		// A list: its last line becomes the option (which overrides every
-		// earlier line), and list lines standing alone on their line go.
-		edits := []edit{{st.start, st.end, "option " + option + " " + quote(value)}}
-		for _, i := range sec.stmts {
-			o := f.stmts[i]
-			if i == last || o.kind != 'l' || o.args[0].val != option {
-				continue
+	if sec.Option(option) != nil && len(effective) > 0 {
+		edits := []edit{rewrite(effective[0], option, value)}
+		for _, st := range effective[1:] {
+			ls, le, alone := f.lineOfStatement(st)
+			if !alone {
+				// one cannot go: the last statement takes the value
+				// instead, which leaves the first where it stands
+				edits = []edit{rewrite(naming[len(naming)-1], option, value)}
+				break
 			}
-			if ls, le, alone := f.lineOfStatement(o); alone {
-				edits = append(edits, edit{ls, le, ""})
-			}
+			edits = append(edits, edit{ls, le, ""})
 		}
 		return edits, nil
 	}
@@ -100,6 +100,15 @@ func (f *File) planSet(sec *Section, option, value string) ([]edit, error) {
 	return []edit{{le, le, line + eol}}, nil
 }
 
+// rewrite makes a statement `option NAME 'value'`: by its value token when
+// it has one, so the command word and the spacing stay.
+func rewrite(st statement, option, value string) edit {
+	if v := st.args[1]; st.kind == 'o' && v.end > v.start {
+		return edit{v.start, v.end, quote(value)}
+	}
+	return edit{st.start, st.end, "option " + option + " " + quote(value)}
+}
+
 // lineOfStatement returns the span of the whole lines a statement occupies
 // (newline included) and whether nothing but blanks and a trailing comment
 // share them.
@@ -127,7 +136,13 @@ func (f *File) applyEdits(edits []edit, sec *Section, option, value string) erro
 	if err != nil {
 		return fmt.Errorf("uci: setting %s.%s.%s would make the file unreadable (%v); file left unchanged", f.Package, sec.Name, option, err)
 	}
-	if err := sameExcept(f, nf, sec.Name, option, value); err != nil {
+	at := -1
+	for i, s := range f.Sections {
+		if s == sec {
+			at = i
+		}
+	}
+	if err := sameExcept(f, nf, at, option, value); err != nil {
 		return fmt.Errorf("uci: setting %s.%s.%s: %v; file left unchanged", f.Package, sec.Name, option, err)
 	}
 	f.src = nf.src
@@ -138,8 +153,10 @@ func (f *File) applyEdits(edits []edit, sec *Section, option, value string) erro
 	return nil
 }
 
-// sameExcept checks that b is a with only section.option = value changed.
-func sameExcept(a, b *File, section, option, value string) error {
+// sameExcept checks that b is a with only option = value in section
+// number at changed,
+// and every option where it stood (a new one at the end of its section).
+func sameExcept(a, b *File, at int, option, value string) error {
 	if len(a.Sections) != len(b.Sections) {
 		return fmt.Errorf("the edit changed the number of sections")
 	}
@@ -148,19 +165,22 @@ func sameExcept(a, b *File, section, option, value string) error {
 		if sa.Name != sb.Name || sa.Type != sb.Type || sa.Anonymous != sb.Anonymous {
 			return fmt.Errorf("the edit changed section %q", sa.Name)
 		}
-		want := map[string]*Option{}
-		for _, o := range sa.Options {
-			want[o.Name] = o
-		}
-		if sa.Name == section {
-			want[option] = &Option{Name: option, Values: []string{value}}
+		want := sa.Options
+		if i == at {
+			set := &Option{Name: option, Values: []string{value}}
+			want = append([]*Option(nil), want...)
+			if k := sa.optionIndex(option); k >= 0 {
+				want[k] = set
+			} else {
+				want = append(want, set)
+			}
 		}
 		if len(want) != len(sb.Options) {
 			return fmt.Errorf("the edit changed the options of section %q", sa.Name)
 		}
-		for _, o := range sb.Options {
-			w := want[o.Name]
-			if w == nil || w.IsList != o.IsList || strings.Join(w.Values, "\x00") != strings.Join(o.Values, "\x00") || len(w.Values) != len(o.Values) {
+		for k, o := range sb.Options {
+			w := want[k]
+			if w.Name != o.Name || w.IsList != o.IsList || len(w.Values) != len(o.Values) || strings.Join(w.Values, "\x00") != strings.Join(o.Values, "\x00") {
 				return fmt.Errorf("the edit changed option %q of section %q", o.Name, sa.Name)
 			}
 		}

@@ -168,3 +168,36 @@ func TestSetErrors(t *testing.T) {
 		t.Errorf("got %q", f.Bytes())
 	}
 }
+
+// `uci set` replaces an option where it stands, so Set rewrites the first
+// statement that gave it its value and drops the later ones: rewriting the
+// last (and dropping the first) would move the option behind the others,
+// which libuci shows, and LuCI lists, in a new order.
+func TestSetKeepsTheOptionWhereItStands(t *testing.T) {
+	qp, pq := "lan=zone\nlan.q=x\nlan.p=wan\n", "lan=zone\nlan.p=wan\nlan.q=x\n"
+	tests := []struct{ name, in, want, reads string }{
+		{"list before another option", "config zone 'lan'\n\tlist q ''\n\toption p wan\n\tlist q ACCEPT\n",
+			"config zone 'lan'\n\toption q 'x'\n\toption p wan\n", qp},
+		{"option repeated", "config zone 'lan'\n\toption q 1\n\toption p wan\n\toption q 2 # later\n",
+			"config zone 'lan'\n\toption q 'x'\n\toption p wan\n", qp},
+		{"an empty value gives no place", "config zone 'lan'\n\toption q ''\n\toption p wan\n\toption q 2\n",
+			"config zone 'lan'\n\toption q ''\n\toption p wan\n\toption q 'x'\n", pq},
+		{"a later line that cannot go: the last takes the value", "config zone 'lan'\n\toption q 1\n\toption p wan\n\tlist q '2'; list q '3'\n",
+			"config zone 'lan'\n\toption q 1\n\toption p wan\n\tlist q '2'; option q 'x'\n", qp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse("/etc/config/t", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustSet(t, f, "lan", "q", "x")
+			if got := string(f.Bytes()); got != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+			if got := render(f); got != tt.reads {
+				t.Errorf("reads as\n%s", got)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"
 )
 
@@ -200,7 +201,7 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	callJSON := func(method string, args map[string]any) (json.RawMessage, error) {
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()
-		return rpc.CallFastpath(cctx, sock, method, args)
+		return answerJSON(rpc.CallFastpath(cctx, sock, method, args))
 	}
 	var raw json.RawMessage
 	deadline := time.Now().Add(15 * time.Second)
@@ -288,6 +289,22 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	if after.Mode.Requested != status.ModeSoftware {
 		t.Errorf("after set software: %+v", after.Mode)
 	}
+	// What the kernel refused stays refused after set off, when nothing
+	// asks the kernel any more: capabilities must not offer software again.
+	if _, err := callJSON("set", map[string]any{"mode": "off"}); err != nil {
+		t.Fatalf("set off: %v", err)
+	}
+	a, err = callJSON("capabilities", nil)
+	if err != nil {
+		t.Fatalf("capabilities: %v", err)
+	}
+	var caps rpc.Capabilities
+	json.Unmarshal(a, &caps)
+	offersSoftware := strings.Contains(strings.Join(caps.Modes, " "), status.ModeSoftware)
+	if caps.Kernel.Flowtable != expectFlowtable || offersSoftware != expectFlowtable {
+		t.Errorf("after set software and set off on a kernel with flowtables=%t: capabilities say flowtable %t, modes %v (missing %q)",
+			expectFlowtable, caps.Kernel.Flowtable, caps.Modes, caps.Kernel.Missing)
+	}
 	if dir := os.Getenv("FASTPATH_RECORD"); dir != "" {
 		for name, a := range answers {
 			var pretty bytes.Buffer
@@ -298,4 +315,16 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 			}
 		}
 	}
+}
+
+// answerJSON prints a daemon's answer as the CLI's --json does.
+func answerJSON(answer ubus.Table, err error) (json.RawMessage, error) {
+	if answer == nil {
+		return nil, err
+	}
+	j, jerr := answer.MarshalJSON()
+	if jerr != nil {
+		return nil, jerr
+	}
+	return j, err
 }

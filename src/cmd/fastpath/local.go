@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/report"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/version"
 )
 
@@ -47,10 +47,14 @@ func logger(o options) *logrus.Entry {
 	return logrus.NewEntry(l)
 }
 
-func printJSON(v any) {
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+// printJSON prints v as JSON indented by two spaces, keys in field order.
+func printJSON(v any) error {
+	b, err := ubus.AppendJSONIndent(nil, v, "  ")
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(append(b, '\n'))
+	return err
 }
 
 func fail(format string, args ...any) int {
@@ -65,7 +69,7 @@ func runVersion(args []string) int {
 
 func runPrint(args []string) int {
 	var o options
-	if err := newFlags("print", &o, true).Parse(args); err != nil {
+	if err := parseNone(newFlags("print", &o, true), args); err != nil {
 		return 2
 	}
 	snap, err := observe.Observe(o.root)
@@ -73,17 +77,17 @@ func runPrint(args []string) int {
 		return fail("%v", err)
 	}
 	out := report.NewPrintout(snap, plan.Make(snap, plan.Constraints{}))
-	if o.json {
-		printJSON(out)
-	} else {
+	if !o.json {
 		fmt.Print(out.Text())
+	} else if err := printJSON(out); err != nil {
+		return fail("%v", err)
 	}
 	return 0
 }
 
 func runApply(args []string) int {
 	var o options
-	if err := newFlags("apply", &o, true).Parse(args); err != nil {
+	if err := parseNone(newFlags("apply", &o, true), args); err != nil {
 		return 2
 	}
 	r, err := daemon.NewReconciler(o.root, logger(o))
@@ -92,10 +96,10 @@ func runApply(args []string) int {
 	}
 	defer r.Close()
 	st, err := r.Reconcile(context.Background())
-	if o.json {
-		printJSON(st)
-	} else {
+	if !o.json {
 		fmt.Print(report.StatusText(st))
+	} else if perr := printJSON(st); perr != nil {
+		return fail("%v", perr)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -108,7 +112,7 @@ func runDaemon(args []string) int {
 	var cleanup bool
 	fs := newFlags("daemon", &o, false)
 	fs.BoolVar(&cleanup, "cleanup", false, "remove fastpath's tables (flowtable, cut) and exit")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return 2
 	}
 	daemon.IgnoreHangups()

@@ -22,11 +22,11 @@ func init() {
 		{"apply", "apply [--json] [--root DIR]", "reconcile once: make the kernel match the configuration", runApply},
 		{"status", "status [--json]", "what the kernel really has now, and why", runStatus},
 		{"flows", "flows [--json] [--offload any|none|software|hardware] [--proto tcp|udp] [--address IP] [--limit N]", "conntrack flows with their offload state", runFlows},
-		{"set", "set off|software|hardware|auto", "change the offload mode (writes UCI, applies)", runSet},
+		{"set", "set off|software|hardware|auto [--root DIR]", "change the offload mode (writes UCI, applies)", runSet},
 		{"reload", "reload", "ask the daemon to re-read its configuration and re-plan", runReload},
-		{"cut", "cut ADDRESS | --proto P --src IP --sport N --dst IP --dport N [--reason TEXT]", "cut connections in the fast path", runCut},
-		{"uncut", "uncut ADDRESS | --proto P --src IP --sport N --dst IP --dport N", "release cuts", runUncut},
-		{"verdict", "verdict drop|forward --proto P --src IP --sport N --dst IP --dport N [--reason TEXT]", "set one connection's verdict", runVerdict},
+		{"cut", "cut ADDRESS|PROTO:SRC:SPORT:DST:DPORT [--reason TEXT]", "cut connections in the fast path", runCut},
+		{"uncut", "uncut ADDRESS|PROTO:SRC:SPORT:DST:DPORT", "release cuts", runUncut},
+		{"verdict", "verdict PROTO:SRC:SPORT:DST:DPORT drop|forward [--reason TEXT]", "set one connection's verdict", runVerdict},
 		{"cuts", "cuts [--json] [--offset N] [--limit N]", "the active cuts and what triggered them", runCuts},
 		{"version", "version", "print the version", runVersion},
 	}
@@ -56,7 +56,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: fastpath COMMAND [options]")
 	fmt.Fprintln(os.Stderr)
 	for _, c := range commands {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", c.name, c.help)
+		fmt.Fprintf(os.Stderr, "  fastpath %s\n      %s\n", c.usage, c.help)
 	}
 	fmt.Fprintln(os.Stderr, "\nRun `fastpath COMMAND -h` for a command's options.")
 }

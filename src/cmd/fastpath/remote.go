@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
@@ -15,27 +15,32 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
 
 const callTimeout = 30 * time.Second
 
 // call asks the running daemon over ubus.
-func call(o options, method string, args map[string]any) (json.RawMessage, error) {
+func call(o options, method string, args map[string]any) (ubus.Table, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	return rpc.CallFastpath(ctx, o.socket, method, args)
 }
 
-// show prints an answer: as it came with --json, through text otherwise.
-func show[T any](o options, raw json.RawMessage, text func(T) string) int {
+// show prints an answer: as it came (compact JSON, the daemon's key order)
+// with --json, through text otherwise.
+func show[T any](o options, answer ubus.Table, text func(T) string) int {
 	if o.json {
-		os.Stdout.Write(raw)
-		fmt.Println()
+		b, err := ubus.AppendJSON(nil, answer)
+		if err != nil {
+			return fail("the daemon's answer does not print as JSON: %v", err)
+		}
+		os.Stdout.Write(append(b, '\n'))
 		return 0
 	}
 	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fail("the daemon's answer does not parse: %v", err)
+	if err := ubus.Decode(answer, &v); err != nil {
+		return fail("the daemon's answer does not decode: %v", err)
 	}
 	fmt.Print(text(v))
 	return 0
@@ -43,7 +48,7 @@ func show[T any](o options, raw json.RawMessage, text func(T) string) int {
 
 func runStatus(args []string) int {
 	var o options
-	if err := newFlags("status", &o, true).Parse(args); err != nil {
+	if err := parseNone(newFlags("status", &o, true), args); err != nil {
 		return 2
 	}
 	raw, err := call(o, "status", nil)
@@ -53,7 +58,7 @@ func runStatus(args []string) int {
 		if lerr != nil {
 			return fail("%v", lerr)
 		}
-		if raw, err = json.Marshal(st); err != nil {
+		if raw, err = ubus.ToTable(st); err != nil {
 			return fail("%v", err)
 		}
 	} else if err != nil {
@@ -74,7 +79,7 @@ func runFlows(args []string) int {
 	proto := fs.String("proto", "", "only `tcp` or udp flows")
 	address := fs.String("address", "", "only flows with an end in `IP` or CIDR")
 	limit := fs.Int("limit", rpc.DefaultFlowLimit, "at most `N` flows")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return 2
 	}
 	q := map[string]any{"limit": *limit}
@@ -95,13 +100,14 @@ func runFlows(args []string) int {
 func runSet(args []string) int {
 	var o options
 	fs := newFlags("set", &o, true)
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
-		return fail("set needs one mode: off, software, hardware or auto")
+	if len(pos) != 1 {
+		return fail("set needs one mode: off, software, hardware or auto (fastpath set MODE [--root DIR])")
 	}
-	mode := fs.Arg(0)
+	mode := pos[0]
 	raw, err := call(o, "set", map[string]any{"mode": mode})
 	if errors.Is(err, rpc.ErrDaemonNotRunning) {
 		// Nobody to ask: write UCI and apply once ourselves.
@@ -118,7 +124,9 @@ func runSet(args []string) int {
 		}
 		defer r.Close()
 		st, aerr := r.Reconcile(context.Background())
-		raw, _ = json.Marshal(st)
+		if raw, err = ubus.ToTable(st); err != nil {
+			return fail("%v", err)
+		}
 		show(o, raw, report.StatusText)
 		if aerr != nil {
 			return fail("%v", aerr)
@@ -132,7 +140,7 @@ func runSet(args []string) int {
 
 func runReload(args []string) int {
 	var o options
-	if err := newFlags("reload", &o, true).Parse(args); err != nil {
+	if err := parseNone(newFlags("reload", &o, true), args); err != nil {
 		return 2
 	}
 	raw, err := call(o, "reload", nil)
@@ -142,7 +150,8 @@ func runReload(args []string) int {
 	return show(o, raw, report.StatusText)
 }
 
-// cutFlags are the ways to name connections: an address or a 5-tuple.
+// cutFlags are the ways to name connections: an address, a connection
+// written PROTO:SRC:SPORT:DST:DPORT, or the same as flags.
 type cutFlags struct {
 	proto, src, dst, reason string
 	sport, dport            int
@@ -159,11 +168,39 @@ func (c *cutFlags) register(fs *flag.FlagSet, withReason bool) {
 	}
 }
 
-func (c *cutFlags) args(address string) map[string]any {
+// flagged tells whether the connection was given as flags.
+func (c *cutFlags) flagged() bool {
+	return c.proto != "" || c.src != "" || c.dst != "" || c.sport != 0 || c.dport != 0
+}
+
+// target is what a positional argument named: an address, or a connection
+// written out (conn.Proto set).
+type target struct {
+	address string
+	conn    cut.Tuple
+}
+
+// parseTarget reads ADDRESS (IP or CIDR) or PROTO:SRC:SPORT:DST:DPORT.
+func parseTarget(s string) (target, error) {
+	if isAddress(s) {
+		return target{address: s}, nil
+	}
+	if !strings.Contains(s, ":") {
+		return target{}, fmt.Errorf("%q is neither an ADDRESS (IP or CIDR) nor a connection %s", s, connSyntax)
+	}
+	t, err := parseConn(s)
+	return target{conn: t}, err
+}
+
+// args are the ubus arguments: the target, or the flags' 5-tuple.
+func (c *cutFlags) args(t target) map[string]any {
 	a := map[string]any{}
-	if address != "" {
-		a["address"] = address
-	} else {
+	switch {
+	case t.address != "":
+		a["address"] = t.address
+	case t.conn.Proto != "":
+		a["proto"], a["src"], a["dst"], a["sport"], a["dport"] = t.conn.Proto, t.conn.Src, t.conn.Dst, int(t.conn.SrcPort), int(t.conn.DstPort)
+	default:
 		a["proto"], a["src"], a["dst"], a["sport"], a["dport"] = c.proto, c.src, c.dst, c.sport, c.dport
 	}
 	if c.reason != "" {
@@ -195,13 +232,22 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 	var c cutFlags
 	fs := newFlags(name, &o, true)
 	c.register(fs, withReason)
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() > 1 || (fs.NArg() == 0 && c.proto == "") {
-		return fail("%s needs an ADDRESS (IP or CIDR) or --proto, --src, --sport, --dst and --dport", name)
+	need := fmt.Sprintf("%s needs one ADDRESS (IP or CIDR) or connection %s, or --proto, --src, --sport, --dst and --dport", name, connSyntax)
+	var t target
+	switch {
+	case len(pos) == 1 && !c.flagged():
+		if t, err = parseTarget(pos[0]); err != nil {
+			return fail("%s: %v", name, err)
+		}
+	case len(pos) == 0 && c.flagged():
+	default:
+		return fail("%s", need)
 	}
-	raw, err := call(o, method, c.args(fs.Arg(0)))
+	raw, err := call(o, method, c.args(t))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -214,19 +260,38 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 func runCut(args []string) int   { return runCutLike("cut", "cut", args, true) }
 func runUncut(args []string) int { return runCutLike("uncut", "uncut", args, false) }
 
+// runVerdict takes `verdict CONN drop|forward` or `verdict drop|forward
+// --proto ... --dport N`.
 func runVerdict(args []string) int {
 	var o options
 	var c cutFlags
 	fs := newFlags("verdict", &o, true)
 	c.register(fs, true)
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
-		return fail("verdict needs drop or forward, and the connection as --proto, --src, --sport, --dst, --dport")
+	need := "verdict needs a connection and drop or forward: fastpath verdict " + connSyntax + " drop|forward, or fastpath verdict drop|forward --proto P --src IP --sport N --dst IP --dport N"
+	var verdict string
+	var t target
+	switch {
+	case len(pos) == 2 && !c.flagged():
+		verdict = pos[1]
+		conn, err := parseConn(pos[0])
+		if err != nil {
+			return fail("verdict: %v", err)
+		}
+		t.conn = conn
+	case len(pos) == 1 && c.flagged():
+		verdict = pos[0]
+	default:
+		return fail("%s", need)
 	}
-	a := c.args("")
-	a["verdict"] = fs.Arg(0)
+	if verdict != string(cut.VerdictDrop) && verdict != string(cut.VerdictForward) {
+		return fail("verdict: %q is not a verdict: use drop or forward", verdict)
+	}
+	a := c.args(t)
+	a["verdict"] = verdict
 	raw, err := call(o, "verdict", a)
 	if err != nil {
 		return fail("%v", err)
@@ -239,7 +304,7 @@ func runCuts(args []string) int {
 	fs := newFlags("cuts", &o, true)
 	offset := fs.Int("offset", 0, "list the cuts from the `N`th on (0: the first)")
 	limit := fs.Int("limit", rpc.DefaultCutLimit, "at most `N` cuts")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return 2
 	}
 	raw, err := call(o, "cuts", map[string]any{"offset": *offset, "limit": *limit})

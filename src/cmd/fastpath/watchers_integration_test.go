@@ -140,7 +140,7 @@ func (ld *labDaemon) waitReady(t *testing.T) {
 func (ld *labDaemon) call(method string, args map[string]any) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return rpc.CallFastpath(ctx, ld.sock, method, args)
+	return answerJSON(rpc.CallFastpath(ctx, ld.sock, method, args))
 }
 
 func (ld *labDaemon) cuts(t *testing.T) cut.Summary {

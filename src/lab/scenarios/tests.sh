@@ -87,6 +87,41 @@ t_hw_fallback() {
 	fastpath_stop
 }
 
+# offload_after_packets: the first N packets of each connection stay in
+# the slow path (where an inspector sees them), then the flow is offloaded;
+# changing N replaces the rule and keeps the flowtable (and its flows).
+t_offload_after_packets() {
+	local n=30 h0 h1 rule why
+	topo_forward; uci_firewall 1 0; slow_setup
+	printf "config fastpath 'main'\n\toption offload_after_packets '%s'\n" "$n" > /etc/config/fastpath
+	started_or_fail fastpath/offload-after-packets || return
+	rule=$(nft list chain inet fastpath forward | grep 'flow add' | xargs)
+	check fastpath/offload-after-packets-rule "forward rule '$rule' (want ct packets >= $n before flow add)" \
+		eval "[[ '$rule' == *'ct packets >= $n flow add @ft'* ]]"
+	fastpath_status && why=$(sj '[.decisions[]? | select(.topic == "flowtable") | .reason] | join("; ")')
+	check fastpath/offload-after-packets-said "status decisions: '${why:-}' (want offload_after_packets named)" \
+		eval "[[ '${why:-}' == *offload_after_packets* ]]"
+	measure 3
+	log "offload after $n packets: $MBPS Mbit/s, $SLOW slow-path packets"
+	check fastpath/offload-after-packets-first-in-slow-path "$SLOW slow-path packets (want >= $n: the first $n of the stream)" ge "$SLOW" "$n"
+	check fastpath/offload-after-packets-then-offloaded "$SLOW slow-path packets for $MBPS Mbit/s (want < $((2 * n + SLOW_MAX)): offloaded after them)" \
+		lt "$SLOW" $((2 * n + SLOW_MAX))
+	h0=$(ft_handle)
+	sed -i "s/offload_after_packets '$n'/offload_after_packets '0'/" /etc/config/fastpath
+	kill -HUP "$FASTPATH_PID"
+	for _ in $(seq 1 100); do
+		nft list chain inet fastpath forward | grep -q 'ct packets' || break
+		sleep 0.2
+	done
+	h1=$(ft_handle)
+	rule=$(nft list chain inet fastpath forward | grep 'flow add' | xargs)
+	check fastpath/offload-after-packets-changed-in-place "after N=0 and SIGHUP: rule '$rule', flowtable handle $h0 -> $h1 (want no packet count, the same handle)" \
+		eval "[[ '$rule' != *'ct packets'* && -n '$h0' && '$h0' == '$h1' ]]"
+	measure 3
+	check fastpath/offload-after-packets-zero-offloads-at-once "$SLOW slow-path packets with N=0 (want < $SLOW_MAX)" lt "$SLOW" "$SLOW_MAX"
+	fastpath_stop
+}
+
 t_fw4_reload() {
 	local s0 f4 offl
 	topo_forward; topo_fw4; slow_setup; torn_setup
@@ -144,6 +179,27 @@ t_ipip_7() {
 	measure 4
 	log "ipip with fastpath: $MBPS Mbit/s, $SLOW_TUN packets from the tunnel in the forward path"
 	check fastpath/ipip-rx-bypasses-forward "$SLOW_TUN packets from ipip-tun in the forward path (want < $SLOW_MAX)" lt "$SLOW_TUN" "$SLOW_MAX"
+	fastpath_stop
+}
+
+# Multi-WAN (mwan3, pbr): a policy rule sends the tunnel's peer out of a
+# second WAN the main table knows nothing of. The underlay is the device
+# the kernel really uses, not the main table's.
+t_ipip_policy_route() {
+	topo_ipip
+	ip link add wan1 type veth peer name eth1 netns remote
+	ip -n remote link set eth1 up; ip -n remote addr add 10.0.5.2/24 dev eth1
+	ip link set wan1 up; ip addr add 10.0.5.1/24 dev wan1
+	ip route add 10.0.2.2 via 10.0.5.2 dev wan1 table 100
+	ip rule add to 10.0.2.2 lookup 100 pref 100
+	uci_network_ipip
+	sed -i "/option tunlink 'wan'/d" /etc/config/network
+	uci_firewall 1 0
+	started_or_fail fastpath/ipip-policy-route || { return; }
+	fastpath_status || { fail fastpath/ipip-policy-route "cannot read status"; return; }
+	log "flowtable.devices: $(sj -c .flowtable.devices); tunnels: $(sj -c .tunnels)"
+	check fastpath/ipip-underlay-by-policy-route "tunnel underlay '$(sj '.tunnels[0].underlay')' (want wan1, where rule pref 100 sends the peer), flowtable.devices = $(sj -c .flowtable.devices) (want wan1 in)" \
+		sj -e '.tunnels[0].underlay == "wan1" and (.flowtable.devices | index("wan1")) != null'
 	fastpath_stop
 }
 
@@ -228,7 +284,9 @@ else
 	run t_software_offload
 	run t_hw_fallback
 	run t_fw4_reload
+	run t_offload_after_packets
 	run t_ipip_612
+	run t_ipip_policy_route
 	run t_kill9
 	run t_cut_udp_flood
 	run t_cut_forward

@@ -6,29 +6,23 @@ record() {
 	echo "$*" >>"${IPKG_INSTROOT}/tmp/calls.log"
 }
 
-# As base-files' /lib/functions/system.sh: a script that exits 0 is deleted.
-uci_apply_defaults() {
-	(
-		cd /etc/uci-defaults || return 0
-		files="$(ls)"
-		[ -z "$files" ] && return 0
-		for file in $files; do
-			(. "./$(basename "$file")") && rm -f "$file"
-		done
-		uci commit
-	)
-}
-
+# As base-files' (OpenWrt 24.10): live, the package's own uci-defaults
+# scripts run first (one that exits 0 is deleted), then its postinst-pkg,
+# then every init script it installs is enabled, except on an upgrade, and
+# started; offline only the rc.d links are made.
 default_postinst() {
 	root="${IPKG_INSTROOT}"
 	pkgname=$(basename "${1%.*}")
 	list="$root/usr/lib/opkg/info/$pkgname.list"
 	record "default_postinst $pkgname root=${root:+set}"
+	if [ -z "$root" ] && grep -q -s "^/etc/uci-defaults/" "$list"; then
+		for i in $(grep -s "^/etc/uci-defaults/" "$list"); do
+			([ -f "$i" ] && cd "$(dirname "$i")" && . "$i") && rm -f "$i"
+		done
+		uci commit
+	fi
 	if [ -f "$root/usr/lib/opkg/info/$pkgname.postinst-pkg" ]; then
 		(. "$root/usr/lib/opkg/info/$pkgname.postinst-pkg")
-	fi
-	if [ -z "$root" ] && grep -q -s "^/etc/uci-defaults/" "$list"; then
-		uci_apply_defaults
 	fi
 	for i in $(grep -s "^/etc/init.d/" "$list"); do
 		if [ -n "$root" ]; then

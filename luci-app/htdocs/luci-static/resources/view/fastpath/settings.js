@@ -53,11 +53,23 @@ return view.extend({
 		o.value('off', _('Never'));
 		o.default = 'follow';
 
+		o = s.option(form.ListValue, 'sqm_policy', _('With SQM'),
+			_('Hardware offload forwards past every qdisc, so SQM stops shaping the offloaded flows. Keep SQM: software offload on a router where SQM shapes a flowtable device. Prefer hardware: hardware offload anyway.'));
+		o.value('prefer_sqm', _('Keep SQM shaping'));
+		o.value('prefer_hw', _('Prefer hardware offload'));
+		o.default = 'prefer_sqm';
+
 		o = s.option(form.DynamicList, 'device', _('Extra flowtable devices'),
 			_('Devices to offload besides the ones fastpath finds in the firewall zones and under IPIP tunnels.'));
 		o.datatype = 'maxlength(15)';
 		o.placeholder = 'eth2';
 		o.optional = true;
+
+		o = s.option(form.Value, 'offload_after_packets', _('Offload after packets'),
+			_('Packets of each connection (both directions counted) that take the slow path before it is offloaded, for inspectors such as DPI tools that need the first ones. 0: offload at once.'));
+		o.datatype = 'range(0,100000)';
+		o.placeholder = '0';
+		o.default = '0';
 
 		o = s.option(form.Flag, 'cut_in_fastpath', _('Cut in the fast path'),
 			_('Drop the frames of a cut connection at the device\'s ingress, before the flowtable. When off, a cut only deletes the connection\'s conntrack entry.'));
