@@ -40,7 +40,7 @@ bench_record() {
 lab_modules() {
 	local m
 	if [ -e /tmp/lab-modules-loaded ]; then timestamps_on; return 0; fi
-	for m in veth nf_tables nf_conntrack nf_flow_table nf_flow_table_inet nft_flow_offload \
+	for m in veth bridge nf_tables nf_conntrack nf_flow_table nf_flow_table_inet nft_flow_offload \
 		nft_ct nft_counter nft_chain_nat nf_nat nft_masq nft_limit nft_reject nft_reject_inet nft_exthdr nft_rt nft_log nft_nat ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
 		modprobe -q "$m" 2>/dev/null || true
 	done
@@ -66,7 +66,9 @@ topo_reset() {
 	fastpath_stop_hard
 	pkill -x iperf3 2>/dev/null || true
 	local ns
-	for ns in client server remote; do ip netns del "$ns" 2>/dev/null || true; done
+	for ns in client client2 server remote; do ip netns del "$ns" 2>/dev/null || true; done
+	ip link del br-lan 2>/dev/null || true
+	ip link del lan1 2>/dev/null || true
 	ip link del lan0 2>/dev/null || true
 	ip link del wan0 2>/dev/null || true
 	ip link del ipip-tun 2>/dev/null || true
@@ -106,6 +108,48 @@ topo_forward() {
 	ip addr add 10.0.2.1/24 dev wan0; ip -6 addr add fd00:2::1/64 dev wan0 nodad
 	SERVER_ADDR=10.0.2.2
 	ip netns exec client ping -c1 -W2 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_forward: client cannot reach server"
+}
+
+# topo_bridge: an OpenWrt LAN bridge. client (10.0.1.2) -- lan0 [br-lan
+# 10.0.1.1, router] wan0 -- server (10.0.2.2); lan1 -- client2 (10.0.1.3)
+# exists but is not a port yet: hostapd adds Wi-Fi interfaces to br-lan
+# that way, and /etc/config/network does not name them.
+topo_bridge() {
+	lab_modules; sysctl_router
+	ip netns add client; ip netns add client2; ip netns add server
+	ip link add br-lan type bridge
+	veth_pair lan0 client 10.0.1.2/24 10.0.1.1 fd00:1::2/64 fd00:1::1
+	veth_pair lan1 client2 10.0.1.3/24 10.0.1.1 fd00:1::3/64 fd00:1::1
+	veth_pair wan0 server 10.0.2.2/24 10.0.2.1 fd00:2::2/64 fd00:2::1
+	ip link set lan0 master br-lan; ip link set br-lan up
+	ip addr add 10.0.1.1/24 dev br-lan; ip -6 addr add fd00:1::1/64 dev br-lan nodad
+	ip addr add 10.0.2.1/24 dev wan0; ip -6 addr add fd00:2::1/64 dev wan0 nodad
+	SERVER_ADDR=10.0.2.2
+	ip netns exec client ping -c1 -W2 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_bridge: client cannot reach server"
+	cat > /etc/config/network <<'UCI'
+config interface 'loopback'
+	option device 'lo'
+	option proto 'static'
+	option ipaddr '127.0.0.1'
+	option netmask '255.0.0.0'
+
+config device
+	option name 'br-lan'
+	option type 'bridge'
+	list ports 'lan0'
+
+config interface 'lan'
+	option device 'br-lan'
+	option proto 'static'
+	option ipaddr '10.0.1.1'
+	option netmask '255.255.255.0'
+
+config interface 'wan'
+	option device 'wan0'
+	option proto 'static'
+	option ipaddr '10.0.2.1'
+	option netmask '255.255.255.0'
+UCI
 }
 
 # topo_ipip: the seed's topology. client (10.0.1.2) -- lan0 [router] wan0

@@ -122,6 +122,38 @@ t_offload_after_packets() {
 	fastpath_stop
 }
 
+ft_devices() { nft list flowtable inet fastpath ft 2>/dev/null | sed -n 's/.*devices = { \(.*\) }.*/\1/p'; }
+
+# A bridge LAN: the flowtable lists the bridge's ports, and a port added at
+# run time (as hostapd adds Wi-Fi interfaces) joins it without the
+# flowtable being recreated; a stream to a client behind it is offloaded.
+t_bridge_port_added() {
+	local h0 h1 devs n
+	topo_bridge; uci_firewall 1 0; slow_setup
+	started_or_fail fastpath/bridge-port-added || return
+	devs=$(ft_devices)
+	check fastpath/bridge-lists-ports "flowtable devices '$devs' (want lan0, wan0: the bridge's port, not br-lan)" [ "$devs" = "lan0, wan0" ]
+	h0=$(ft_handle)
+	ip link set lan1 master br-lan
+	for _ in $(seq 1 100); do
+		[[ "$(ft_devices)" == *lan1* ]] && break
+		sleep 0.2
+	done
+	devs=$(ft_devices); h1=$(ft_handle)
+	fastpath_status && log "device decisions: $(sj '[.decisions[]? | select(.topic == "device") | .reason] | join("; ")'); br-lan lower: $(ls -d /sys/class/net/br-lan/lower_* 2>/dev/null | xargs -n1 basename | xargs)"
+	check fastpath/bridge-port-joins "after 'ip link set lan1 master br-lan': devices '$devs', flowtable handle $h0 -> $h1 (want lan1 listed, the same handle)" \
+		eval "[[ '$devs' == *lan1* && -n '$h0' && '$h0' == '$h1' ]]"
+	ip netns exec client2 iperf3 -s -D -1 -B 10.0.1.3 >/dev/null 2>&1
+	for _ in $(seq 1 50); do ip netns exec client2 ss -Hltn 'sport = :5201' | grep -q . && break; sleep 0.1; done
+	n=$(slow_count)
+	ip netns exec server iperf3 -c 10.0.1.3 -t 3 -f m > /tmp/iperf-last.txt 2>&1
+	n=$(( $(slow_count) - n ))
+	log "bridge port added at run time: $(iperf_field Mbits/sec) Mbit/s to client2, $n slow-path packets"
+	check fastpath/bridge-port-offloaded "a stream to the client behind the added port: $n slow-path packets, $(iperf_mbytes) MB (want < $SLOW_MAX, > 0 MB)" \
+		eval "lt $n $SLOW_MAX && [ $(iperf_mbytes) -gt 0 ]"
+	fastpath_stop
+}
+
 t_fw4_reload() {
 	local s0 f4 offl
 	topo_forward; topo_fw4; slow_setup; torn_setup
@@ -285,6 +317,7 @@ else
 	run t_hw_fallback
 	run t_fw4_reload
 	run t_offload_after_packets
+	run t_bridge_port_added
 	run t_ipip_612
 	run t_ipip_policy_route
 	run t_kill9
