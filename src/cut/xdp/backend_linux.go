@@ -143,7 +143,7 @@ func (b *Backend) earlierRun(l linkXDP) (int, string) {
 	foreign := func(what string) (int, string) {
 		return -1, fmt.Sprintf("%s XDP program is attached (%s mode); fastpath never replaces it", what, attachedMode(l.attached))
 	}
-	if l.attached != xdpAttachedDrv || l.progID == 0 {
+	if l.progID == 0 {
 		return foreign("another owner's")
 	}
 	fd, err := progFDByID(l.progID)
@@ -152,7 +152,7 @@ func (b *Backend) earlierRun(l linkXDP) (int, string) {
 	}
 	mapIDs := make([]uint32, 4)
 	info, err := programInfo(fd, mapIDs)
-	if err != nil || cString(info.name[:]) != ProgramName {
+	if err != nil || cString(info.name[:]) != ProgramName || l.attached != xdpAttachedDrv {
 		unix.Close(fd)
 		return foreign(fmt.Sprintf("another owner's (program %d %q)", l.progID, cString(info.name[:])))
 	}
