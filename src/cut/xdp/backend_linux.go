@@ -325,12 +325,22 @@ func clocks() (time.Duration, time.Time) {
 
 // Close detaches the program from every device where it is still ours and
 // frees the map and the program.
-func (b *Backend) Close() error {
+func (b *Backend) Close() error { return b.close(true) }
+
+// Leave closes the backend but leaves the program attached, dropping what
+// its map holds, for the next run's Attach to take over with the cuts. A
+// daemon restart uses it: on mtk_eth_soc and mvneta the first attach and
+// the last detach of a program stop and reopen the port (link down, rings
+// reallocated; mtk_eth_soc also stops its PPE), while replacing one
+// program by another does not.
+func (b *Backend) Leave() error { return b.close(false) }
+
+func (b *Backend) close(detach bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var errs []error
 	for name, a := range b.devices {
-		if a.XDP {
+		if a.XDP && detach {
 			errs = append(errs, b.detach(a))
 		}
 		delete(b.devices, name)

@@ -316,8 +316,8 @@ func TestIntegrationNoNativeXDPFallsBack(t *testing.T) {
 }
 
 // A later run replaces fastpath's own program of an earlier one (a daemon
-// killed without Close) and carries its cuts over; the earlier backend's
-// Close then leaves the new program in place.
+// killed, or one that left with Leave) and carries its cuts over; the
+// earlier backend's Close then leaves the new program in place.
 func TestIntegrationEarlierRunReplaced(t *testing.T) {
 	r := newRig(t)
 	earlier, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
@@ -370,5 +370,47 @@ func TestIntegrationVerifierLog(t *testing.T) {
 	var ve *VerifierError
 	if !errors.As(err, &ve) || !strings.Contains(ve.Log, "R7 !read_ok") {
 		t.Errorf("error %q, want a *VerifierError whose log names R7 !read_ok", err)
+	}
+}
+
+// Leave keeps the program on its devices, still dropping cut frames, for
+// the next run to take over.
+func TestIntegrationLeaveKeepsDropping(t *testing.T) {
+	r := newRig(t)
+	b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := b.Attach("wan0"); !d.XDP {
+		t.Fatalf("Attach = %+v", d)
+	}
+	id := b.progID
+	tu := cut.Tuple{Proto: "udp", Src: labnet.ServerV4, Dst: labnet.ClientV4, SrcPort: 5001, DstPort: 44000}
+	if err := b.Cut([]cut.Tuple{tu}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.link(t, "wan0"); l.progID != id || l.attached != xdpAttachedDrv {
+		t.Fatalf("wan0 after Leave: %s program %d, want fastpath's %d still native", attachedMode(l.attached), l.progID, id)
+	}
+	// Frames of the cut tuple still stop in the driver: a bystander after
+	// them reaches the tap, they do not.
+	f, _ := r.server.frame(frameSpec{tuple: tu}, 80)
+	for i := 0; i < 5; i++ {
+		if err := r.server.send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bystander := tu
+	bystander.DstPort++
+	barrier(t, r.server, r.wanTap, frameSpec{tuple: bystander})
+	if n := r.wanTap.count(80); n != 0 {
+		t.Errorf("%d frames of the cut tuple reached the stack after Leave, want 0", n)
+	}
+	later := r.open(t)
+	if _, isCut, err := later.Lookup(tu); err != nil || !isCut {
+		t.Errorf("the next run did not take the cut of %s over (%v)", tu, err)
 	}
 }
