@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm test-xdp-kernels lab bench fuzz clean
 
 all: build
 
@@ -64,6 +64,12 @@ lab-tools:
 
 test-vm: build lab-tools
 	src/lab/lab test
+
+# The XDP cut's netns tests in the lab VM on each kernel series: the program
+# must pass the verifier of 5.10 (OpenWrt 22.03) as well as of 6.12 and 7.
+test-xdp-kernels:
+	go test -c -o dist/xdp-cut.test ./src/cut/xdp/
+	for k in 5.10 6.12 7; do src/lab/lab run --kernel $$k --timeout 600 src/lab/scenarios/xdp-cut.sh || exit 1; done
 
 lab: deps build lab-tools
 	src/lab/lab demo

@@ -414,3 +414,32 @@ func TestIntegrationLeaveKeepsDropping(t *testing.T) {
 		t.Errorf("the next run did not take the cut of %s over (%v)", tu, err)
 	}
 }
+
+// A full map refuses the next tuple with the option to raise; what it
+// holds stays cut.
+func TestIntegrationMapFull(t *testing.T) {
+	needRoot(t)
+	b, err := Open(Options{MaxEntries: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tu := cut.Tuple{Proto: "udp", Src: "10.0.0.1", Dst: "10.0.0.2", SrcPort: 1, DstPort: 2}
+	if err := b.Cut([]cut.Tuple{tu, tu.Reverse()}); err != nil {
+		t.Fatal(err)
+	}
+	third := tu
+	third.SrcPort = 3
+	if err := b.Cut([]cut.Tuple{third}); err == nil || !strings.Contains(err.Error(), "cut_set_size") {
+		t.Errorf("Cut into a full map: %v, want an error naming cut_set_size", err)
+	}
+	if err := b.Cut([]cut.Tuple{tu}); err != nil {
+		t.Errorf("Cut of a tuple already cut in a full map: %v, want nil", err)
+	}
+	if stats, err := b.Stats(); err != nil || len(stats) != 2 {
+		t.Errorf("Stats = %v, %v; want the two tuples", stats, err)
+	}
+	if _, err := Open(Options{MaxEntries: 1}); err == nil {
+		t.Error("Open took a map of one entry")
+	}
+}
