@@ -95,6 +95,29 @@ func (b *Backend) Attach(dev string) Device {
 	return d.Device
 }
 
+// SetDevices makes the devices the program runs on exactly devs: it
+// attaches (or checks again) each of them and detaches the others. Calling
+// it again with the same devices changes nothing in the kernel; a device
+// that came back (hotplug) or whose foreign program left gets the program.
+func (b *Backend) SetDevices(devs []string) ([]Device, error) {
+	want := make(map[string]bool, len(devs))
+	for _, d := range devs {
+		want[d] = true
+	}
+	var errs []error
+	for _, d := range b.Devices() {
+		if !want[d.Name] {
+			errs = append(errs, b.Detach(d.Name))
+		}
+	}
+	out := make([]Device, 0, len(devs))
+	for _, d := range devs {
+		out = append(out, b.Attach(d))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errors.Join(errs...)
+}
+
 func (b *Backend) attach(dev string) *attachment {
 	refuse := func(index int32, format string, args ...any) *attachment {
 		return &attachment{Device: Device{Name: dev, Reason: fmt.Sprintf(format, args...) + "; cutting at netdev ingress"}, index: index}
@@ -223,7 +246,8 @@ func (b *Backend) Devices() []Device {
 
 // Cut adds tuples to the map; a tuple already cut keeps its counter.
 func (b *Backend) Cut(tuples []cut.Tuple) error {
-	v := make([]byte, ValueSize)
+	mono, _ := clocks()
+	v := value{cutNS: uint64(mono)}.encode(binary.NativeEndian)
 	for _, t := range tuples {
 		k, err := EncodeKey(t)
 		if err != nil {
@@ -270,8 +294,7 @@ func (b *Backend) Lookup(t cut.Tuple) (TupleStats, bool, error) {
 		return TupleStats{}, false, fmt.Errorf("look up %s: %w", t, err)
 	}
 	mono, wall := clocks()
-	return TupleStats{Tuple: t, Packets: decodeValue(v, binary.NativeEndian).packets,
-		LastSeen: decodeValue(v, binary.NativeEndian).lastSeen(mono, wall)}, true, nil
+	return decodeValue(v, binary.NativeEndian).stats(t, mono, wall), true, nil
 }
 
 // Stats lists every cut tuple with its frames and last frame, for expiry
@@ -286,10 +309,47 @@ func (b *Backend) Stats() ([]TupleStats, error) {
 		if err != nil {
 			return // not a key Cut writes
 		}
-		v := decodeValue(vb, binary.NativeEndian)
-		out = append(out, TupleStats{Tuple: t, Packets: v.packets, LastSeen: v.lastSeen(mono, wall)})
+		out = append(out, decodeValue(vb, binary.NativeEndian).stats(t, mono, wall))
 	})
 	return out, err
+}
+
+// Expire releases the tuples whose last frame, or whose cut when no frame
+// came, is older than expiry, and returns them: cut_expiry as the netdev
+// table's set timeouts keep it. A frame that lands between the look and
+// the delete is let through with the rest of the connection, as one just
+// after a set element's timeout is.
+func (b *Backend) Expire(expiry time.Duration) ([]cut.Tuple, error) {
+	mono, _ := clocks()
+	return b.expireBefore(mono - expiry)
+}
+
+// expireBefore releases what has been quiet since the monotonic time cutoff.
+func (b *Backend) expireBefore(cutoff time.Duration) ([]cut.Tuple, error) {
+	quiet := func(v []byte) bool { return decodeValue(v, binary.NativeEndian).lastActive() <= cutoff }
+	var keys []Key
+	err := eachEntry(b.mapFD, b.maxEntries, func(kb, vb []byte) {
+		if quiet(vb) {
+			var k Key
+			copy(k[:], kb)
+			keys = append(keys, k)
+		}
+	})
+	var released []cut.Tuple
+	v := make([]byte, ValueSize)
+	for _, k := range keys {
+		// Look again just before the delete: a frame since the walk keeps it.
+		if mapLookup(b.mapFD, k[:], v) != nil || !quiet(v) {
+			continue
+		}
+		if mapDelete(b.mapFD, k[:]) != nil {
+			continue // released meanwhile
+		}
+		if t, terr := k.Tuple(); terr == nil {
+			released = append(released, t)
+		}
+	}
+	return released, err
 }
 
 // eachEntry walks a map, at most limit entries (a map that changes while it

@@ -4,6 +4,7 @@ package xdp
 
 import (
 	"errors"
+	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 )
@@ -37,5 +38,8 @@ func (b *Backend) Release([]cut.Tuple) error { return errNotLinux }
 func (b *Backend) Lookup(cut.Tuple) (TupleStats, bool, error) {
 	return TupleStats{}, false, errNotLinux
 }
-func (b *Backend) Stats() ([]TupleStats, error) { return nil, errNotLinux }
-func (b *Backend) Close() error                 { return nil }
+func (b *Backend) Stats() ([]TupleStats, error)              { return nil, errNotLinux }
+func (b *Backend) Close() error                              { return nil }
+func (b *Backend) Leave() error                              { return nil }
+func (b *Backend) Expire(time.Duration) ([]cut.Tuple, error) { return nil, errNotLinux }
+func (b *Backend) SetDevices([]string) ([]Device, error)     { return nil, errNotLinux }

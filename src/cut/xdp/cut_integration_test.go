@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
@@ -184,8 +185,8 @@ func TestIntegrationStatsAndDetach(t *testing.T) {
 	for _, s := range stats {
 		got[s.Tuple] = s
 	}
-	if s := got[tu]; s.Packets != 10 || s.LastSeen.IsZero() {
-		t.Errorf("Stats of %s = %+v, want 10 packets and a last frame", tu, s)
+	if s := got[tu]; s.Packets != 10 || s.LastSeen.IsZero() || s.Since.IsZero() || s.LastSeen.Before(s.Since) {
+		t.Errorf("Stats of %s = %+v, want 10 packets and a last frame after the cut", tu, s)
 	}
 	if s, ok := got[tu.Reverse()]; !ok || s.Packets != 0 || !s.LastSeen.IsZero() {
 		t.Errorf("Stats of the reverse tuple = %+v (listed %v), want listed with no frame", s, ok)
@@ -441,5 +442,88 @@ func TestIntegrationMapFull(t *testing.T) {
 	}
 	if _, err := Open(Options{MaxEntries: 1}); err == nil {
 		t.Error("Open took a map of one entry")
+	}
+}
+
+// Expire releases a tuple whose cut is older than the cutoff and that no
+// frame came for since, and keeps one whose last frame is newer.
+func TestIntegrationExpire(t *testing.T) {
+	r := newRig(t)
+	b := r.open(t)
+	quiet := cut.Tuple{Proto: "udp", Src: labnet.ClientV4, Dst: labnet.ServerV4, SrcPort: 45000, DstPort: 5001}
+	busy := cut.Tuple{Proto: "udp", Src: labnet.ClientV4, Dst: labnet.ServerV4, SrcPort: 45001, DstPort: 5001}
+	if err := b.Cut([]cut.Tuple{quiet, busy}); err != nil {
+		t.Fatal(err)
+	}
+	cutAt := r.raw(t, quiet).cutNS
+	waitFor(t, "the monotonic clock to pass the cut", func() bool { now, _ := clocks(); return uint64(now) > cutAt })
+	f, _ := r.client.frame(frameSpec{tuple: busy}, 90)
+	if err := r.client.send(f); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the busy tuple's frame dropped", func() bool { return r.raw(t, busy).packets == 1 })
+	busyAt := r.raw(t, busy).lastNS
+	if busyAt <= cutAt {
+		t.Fatalf("the frame's stamp %d is not after the cut's %d", busyAt, cutAt)
+	}
+	released, err := b.expireBefore(time.Duration(cutAt + (busyAt-cutAt)/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(released) != 1 || released[0] != quiet {
+		t.Errorf("expireBefore released %v, want only %s", released, quiet)
+	}
+	if _, isCut, _ := b.Lookup(busy); !isCut {
+		t.Errorf("%s was released although its last frame is after the cutoff", busy)
+	}
+	if got, err := b.Expire(time.Hour); err != nil || len(got) != 0 {
+		t.Errorf("Expire(1h) released %v (%v), want nothing", got, err)
+	}
+	if got, err := b.Expire(0); err != nil || len(got) != 1 || got[0] != busy {
+		t.Errorf("Expire(0) released %v (%v), want %s", got, err, busy)
+	}
+}
+
+func (r *rig) raw(t *testing.T, tu cut.Tuple) value {
+	t.Helper()
+	k := mustKey(t, tu)
+	v := make([]byte, ValueSize)
+	if err := mapLookup(r.b.mapFD, k[:], v); err != nil {
+		t.Fatalf("look up %s: %v", tu, err)
+	}
+	return decodeValue(v, binary.NativeEndian)
+}
+
+// SetDevices reconciles: devices left out are detached, a program taken
+// off from outside comes back, and an unchanged call changes nothing.
+func TestIntegrationSetDevices(t *testing.T) {
+	r := newRig(t)
+	b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	devs, err := b.SetDevices([]string{"wan0", "lan0"})
+	if err != nil || len(devs) != 2 || !devs[0].XDP || !devs[1].XDP || devs[0].Name != "lan0" {
+		t.Fatalf("SetDevices(wan0, lan0) = %+v, %v", devs, err)
+	}
+	if devs, err = b.SetDevices([]string{"wan0"}); err != nil || len(devs) != 1 || devs[0].Name != "wan0" {
+		t.Fatalf("SetDevices(wan0) = %+v, %v", devs, err)
+	}
+	if l := r.link(t, "lan0"); l.attached != xdpAttachedNone {
+		t.Errorf("lan0 left out: XDP %s program %d, want none", attachedMode(l.attached), l.progID)
+	}
+	l := r.link(t, "wan0")
+	if err := setXDP(r.conn(t), l.index, -1, xdpFlagDrvMode, -1); err != nil {
+		t.Fatal(err)
+	}
+	if devs, err = b.SetDevices([]string{"wan0"}); err != nil || !devs[0].XDP {
+		t.Fatalf("SetDevices(wan0) after the program was taken off: %+v, %v", devs, err)
+	}
+	if l := r.link(t, "wan0"); l.progID != b.progID {
+		t.Errorf("wan0 runs program %d, want fastpath's %d back", l.progID, b.progID)
+	}
+	if got := b.Devices(); len(got) != 1 || got[0].Name != "wan0" {
+		t.Errorf("Devices() = %+v, want wan0 alone", got)
 	}
 }

@@ -21,7 +21,7 @@ import (
 //	24  destination address
 const (
 	KeySize   = 40
-	ValueSize = 16 // packets (u64), last frame's bpf_ktime_get_ns (u64), in the CPU's order
+	ValueSize = 24 // packets, last frame's bpf_ktime_get_ns, the cut's time (u64s in the CPU's order)
 
 	keyFamily = 0
 	keyProto  = 1
@@ -88,23 +88,43 @@ type TupleStats struct {
 	Tuple    cut.Tuple
 	Packets  uint64    // frames dropped since the tuple was cut
 	LastSeen time.Time // the last dropped frame; zero when none came
+	Since    time.Time // when the tuple was cut
 }
 
-// value is the map value in the CPU's own byte order.
+// value is the map value in the CPU's own byte order. The program adds to
+// packets and stamps lastNS; cutNS is written by Cut alone.
 type value struct {
 	packets uint64
-	lastNS  uint64 // CLOCK_MONOTONIC nanoseconds; 0: no frame yet
+	lastNS  uint64 // CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns); 0: no frame yet
+	cutNS   uint64 // CLOCK_MONOTONIC nanoseconds of the Cut
 }
 
 func decodeValue(b []byte, order binary.ByteOrder) value {
-	return value{packets: order.Uint64(b[0:8]), lastNS: order.Uint64(b[8:16])}
+	return value{packets: order.Uint64(b[0:8]), lastNS: order.Uint64(b[8:16]), cutNS: order.Uint64(b[16:24])}
 }
 
-// lastSeen turns a monotonic stamp into wall time, given the monotonic and
+func (v value) encode(order binary.ByteOrder) []byte {
+	b := make([]byte, ValueSize)
+	order.PutUint64(b[0:], v.packets)
+	order.PutUint64(b[8:], v.lastNS)
+	order.PutUint64(b[16:], v.cutNS)
+	return b
+}
+
+// lastActive is the monotonic time of the last frame, or of the cut when
+// no frame came: what expiry counts from, as a set element's timeout does.
+func (v value) lastActive() time.Duration {
+	return time.Duration(max(v.lastNS, v.cutNS))
+}
+
+// stats turns the monotonic stamps into wall time, given the monotonic and
 // wall clocks read together.
-func (v value) lastSeen(monoNow time.Duration, wallNow time.Time) time.Time {
-	if v.lastNS == 0 {
-		return time.Time{}
+func (v value) stats(t cut.Tuple, monoNow time.Duration, wallNow time.Time) TupleStats {
+	wall := func(ns uint64) time.Time {
+		if ns == 0 {
+			return time.Time{}
+		}
+		return wallNow.Add(time.Duration(ns) - monoNow)
 	}
-	return wallNow.Add(time.Duration(v.lastNS) - monoNow)
+	return TupleStats{Tuple: t, Packets: v.packets, LastSeen: wall(v.lastNS), Since: wall(v.cutNS)}
 }
