@@ -14,3 +14,19 @@
 // built in the byte order of the machine it runs on, with the packet access
 // alignment that strict-alignment CPUs such as MIPS require.
 package xdp
+
+// When to attach: on mtk_eth_soc and mvneta the first attach and the last
+// detach of an XDP program stop and reopen the port (phylink down and up,
+// RX rings reallocated; mtk_eth_soc also stops its PPE when the last DMA
+// user stops), virtio_net pauses its queues and turns guest offloads off,
+// and replacing one program by another costs nothing of that. So the
+// program is attached once, when the cut starts on a device, and stays
+// while no cut is active (an empty map costs one hash lookup per TCP/UDP
+// frame); a restart hands it over (Leave, then the next run's Attach), and
+// only turning the XDP cut off or fastpath's cleanup detaches it (Close).
+//
+// Where it runs: on the device whose driver receives the frames, below any
+// VLAN or PPPoE device on it (the program parses both). DSA user ports
+// (lan1, wan on MT7621's switch) have no native XDP, and frames on their
+// conduit carry the switch's tag, which the program does not parse: those
+// devices keep the netdev ingress cut, with the reason Attach gives.
