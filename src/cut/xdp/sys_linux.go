@@ -114,6 +114,9 @@ func createMap(name string, keySize, valueSize, maxEntries uint32) (int, error) 
 			fd, err = bpf(cmdMapCreate, unsafe.Pointer(&attr), unsafe.Sizeof(attr))
 		}
 	}
+	if errors.Is(err, unix.ENOSYS) {
+		return -1, fmt.Errorf("this kernel has no bpf(2) system call (CONFIG_BPF_SYSCALL): %w", err)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("create BPF map %s (%d entries): %w", name, maxEntries, err)
 	}
