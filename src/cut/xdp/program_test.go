@@ -405,3 +405,27 @@ func (s frameSpec) portsEnd() int {
 	}
 	return n + ipv4MinLen + 4*s.ipv4Opts
 }
+
+// The program calls only map lookup and the clock: it can never add a key,
+// so no frame can undo a Release.
+func TestProgramNeverAddsKeys(t *testing.T) {
+	for _, o := range orders {
+		code, err := program(3, o.order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := map[int32]int{}
+		for pc := 0; pc < len(code)/8; pc++ {
+			b := code[pc*8:]
+			if b[0] == classJMP|jmpCALL {
+				calls[int32(o.order.Uint32(b[4:]))]++
+			}
+			if b[0] == classLD|modeIMM|sizeDW {
+				pc++ // the immediate's second slot
+			}
+		}
+		if len(calls) != 2 || calls[helperMapLookupElem] != 1 || calls[helperKtimeGetNS] != 1 {
+			t.Errorf("%s: helper calls %v, want one bpf_map_lookup_elem (1) and one bpf_ktime_get_ns (5)", o.name, calls)
+		}
+	}
+}
