@@ -193,7 +193,12 @@ func (e *VerifierError) Error() string {
 
 func (e *VerifierError) Unwrap() error { return e.Err }
 
-// logTail returns the last n lines of a NUL-terminated log.
+// maxLogTail bounds the verifier's log kept in an error, which reaches
+// status answers.
+const maxLogTail = 4 << 10
+
+// logTail returns the last n lines of a NUL-terminated log, at most
+// maxLogTail bytes of them.
 func logTail(log []byte, n int) string {
 	if i := bytes.IndexByte(log, 0); i >= 0 {
 		log = log[:i]
@@ -203,7 +208,11 @@ func logTail(log []byte, n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return string(bytes.Join(lines, []byte("\n")))
+	tail := bytes.Join(lines, []byte("\n"))
+	if len(tail) > maxLogTail {
+		tail = tail[len(tail)-maxLogTail:]
+	}
+	return string(tail)
 }
 
 func progFDByID(id uint32) (int, error) {
