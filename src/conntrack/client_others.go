@@ -20,6 +20,7 @@ func Open() (*Client, error) { return nil, errNotLinux }
 
 func (c *Client) Close() error                                         { return errNotLinux }
 func (c *Client) Flows(Filter) ([]status.Flow, error)                  { return nil, errNotLinux }
+func (c *Client) Select(Filter, int) ([]status.Flow, int, error)       { return nil, 0, errNotLinux }
 func (c *Client) FlowsWithAddress(netip.Prefix) ([]status.Flow, error) { return nil, errNotLinux }
 func (c *Client) Counts() (status.FlowCounts, error)                   { return status.FlowCounts{}, errNotLinux }
 func (c *Client) Delete(status.Flow) error                             { return errNotLinux }

@@ -95,6 +95,12 @@ func sampleRead(t testing.TB) []byte {
 	return b
 }
 
+// eachEntry is EachTuple over one read of a dump.
+func eachEntry(buf []byte, seq uint32, d *TupleDump, fn func(status.Flow)) (bool, error) {
+	visit := tupleVisitor(d, func(f status.Flow) bool { fn(f); return true })
+	return eachMessage(buf, seq, d, func(family uint8, attrs []byte) { visit(family, attrs) })
+}
+
 func TestEachEntry(t *testing.T) {
 	var got []status.Flow
 	var d TupleDump

@@ -17,10 +17,25 @@ import (
 // Status reads the kernel now and reports it beside the last plan.
 func (r *Reconciler) Status(ctx context.Context) status.Status {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.statusLocked(ctx)
+	st := r.statusLocked(ctx)
+	r.mu.Unlock()
+	r.countFlows(&st)
+	return st
 }
 
+// countFlows adds conntrack's counts. It runs outside the reconcile lock:
+// the counts need a conntrack dump (of the offloaded entries), and neither
+// a pass nor another status call should wait on it.
+func (r *Reconciler) countFlows(st *status.Status) {
+	counts, err := r.ct.Counts()
+	if err != nil {
+		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
+		return
+	}
+	st.Flows = counts
+}
+
+// statusLocked is the status without conntrack's counts (countFlows).
 func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	p, snap := r.last.plan, r.last.snap
 	st := status.Status{
@@ -59,11 +74,6 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	st.Flowtable.Kernel = k
 	st.Flowtable.InSync = inSync(p.Flowtable, k)
 	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
-	if counts, err := r.ct.Counts(); err != nil {
-		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
-	} else {
-		st.Flows = counts
-	}
 	st.Cut = nonNilSummary(r.cut.Summary())
 	st.Watchers = supervise.Health()
 	for _, w := range st.Watchers {

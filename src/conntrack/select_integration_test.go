@@ -1,0 +1,230 @@
+//go:build linux
+
+package conntrack
+
+import (
+	"net/netip"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack/cttest"
+	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	ct "github.com/ti-mo/conntrack"
+)
+
+// injectedLab is a router namespace whose table holds n entries of
+// cttest.Mix, and a client open in it.
+func injectedLab(t *testing.T, n int) (*Client, *ct.Conn) {
+	t.Helper()
+	if m := labnet.Missing(); m != "" {
+		t.Skip("needs " + m)
+	}
+	lab, err := labnet.New("fpcs", true)
+	if err != nil {
+		t.Fatalf("build netns lab (needs veth, netns, nf_conntrack, nft masquerade): %v", err)
+	}
+	t.Cleanup(lab.Close)
+	var c *Client
+	var ref *ct.Conn
+	err = labnet.In(lab.Router, func() error {
+		if err := cttest.Inject(n, cttest.Mix); err != nil {
+			return err
+		}
+		var err error
+		if c, err = Open(); err != nil {
+			return err
+		}
+		ref, err = ct.Dial(nil)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("fill the router's table (needs nf_conntrack_netlink): %v", err)
+	}
+	t.Cleanup(func() { c.Close(); ref.Close() })
+	return c, ref
+}
+
+// reference is the whole table as ti-mo/conntrack decodes it, mapped as
+// fastpath reports a flow, by id.
+func reference(t *testing.T, ref *ct.Conn) map[uint32]status.Flow {
+	t.Helper()
+	all, err := ref.Dump(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[uint32]status.Flow, len(all))
+	for _, f := range all {
+		out[f.ID] = mapFlow(f)
+	}
+	return out
+}
+
+// wants is the filter's meaning written out on a reported flow, apart
+// from the code under test.
+func wants(f Filter, fl status.Flow) bool {
+	if f.Family != "" && fl.Family != f.Family || f.Proto != "" && fl.Proto != f.Proto {
+		return false
+	}
+	switch f.Offload {
+	case OffloadAny:
+		if fl.Offload == OffloadNone {
+			return false
+		}
+	case OffloadNotOffloaded:
+		if fl.Offload != OffloadNone {
+			return false
+		}
+	case OffloadSoftware, OffloadHardware:
+		if fl.Offload != f.Offload {
+			return false
+		}
+	}
+	return !f.Address.IsValid() || FlowHasAddress(fl, f.Address)
+}
+
+// TestIntegrationSelectMatchesFullDecode: for every kind of filter, Select
+// returns exactly the entries a full decode by ti-mo/conntrack selects,
+// each decoded the same way (state, counters, mark, tuples, status), the
+// limit bounds the list and not the total, and Counts agrees with the
+// table.
+func TestIntegrationSelectMatchesFullDecode(t *testing.T) {
+	const n = 3000
+	c, ref := injectedLab(t, n)
+	all := reference(t, ref)
+	refTime := time.Now()
+	if len(all) < n {
+		t.Fatalf("the table holds %d entries, want the %d injected", len(all), n)
+	}
+	filters := []Filter{{}}
+	for _, fam := range []string{"", "ipv4", "ipv6"} {
+		for _, proto := range []string{"", "tcp", "udp", "icmp", "icmpv6"} {
+			for _, off := range []string{"", OffloadAny, OffloadSoftware, OffloadHardware, OffloadNotOffloaded} {
+				filters = append(filters, Filter{Family: fam, Proto: proto, Offload: off})
+			}
+		}
+	}
+	for _, p := range []string{"192.0.2.1/32", "10.91.3.0/24", "198.51.101.0/24", "2001:db8::/32", "fd00:0:91:1::/64", "203.0.113.0/24"} {
+		filters = append(filters, Filter{Address: netip.MustParsePrefix(p)}, Filter{Address: netip.MustParsePrefix(p), Proto: "udp"})
+	}
+	kinds := map[string]int{}
+	for _, f := range filters {
+		got, total, err := c.Select(f, -1)
+		if err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+		want := 0
+		for _, fl := range all {
+			if wants(f, fl) {
+				want++
+			}
+		}
+		if total != len(got) || len(got) != want {
+			t.Errorf("%+v: %d flows, total %d; the full decode selects %d", f, len(got), total, want)
+		}
+		for _, fl := range got {
+			r, ok := all[fl.ID]
+			if !ok || !wants(f, fl) {
+				t.Errorf("%+v: returned %+v, which the full decode does not select", f, fl)
+				continue
+			}
+			// The timeout counts down between the two dumps.
+			if d := int(r.Timeout) - int(fl.Timeout); d < 0 || d > int(time.Since(refTime).Seconds())+2 {
+				t.Errorf("timeout %d, full decode %d", fl.Timeout, r.Timeout)
+			}
+			fl.Timeout = r.Timeout
+			if fl != r {
+				t.Errorf("decoded differently:\n got  %+v\n full %+v", fl, r)
+			}
+			if f == (Filter{}) {
+				kinds[fl.Family+"/"+fl.Proto+"/"+fl.State]++
+				if fl.Mark != 0 {
+					kinds["mark"]++
+				}
+			}
+		}
+		limited, ltotal, err := c.Select(f, 7)
+		if err != nil || ltotal != want || len(limited) != min(7, want) {
+			t.Errorf("%+v limit 7: %d flows, total %d, %v; want %d, total %d", f, len(limited), ltotal, err, min(7, want), want)
+		}
+		for _, fl := range limited {
+			if _, ok := all[fl.ID]; !ok || !wants(f, fl) {
+				t.Errorf("%+v limit 7: returned %+v, which the full decode does not select", f, fl)
+			}
+		}
+	}
+	for _, k := range []string{"ipv4/tcp/ESTABLISHED", "ipv4/udp/", "ipv4/icmp/", "ipv6/tcp/ESTABLISHED", "ipv6/udp/", "ipv6/icmpv6/", "mark"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s entry compared (have %v)", k, kinds)
+		}
+	}
+
+	counts, err := c.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := status.FlowCounts{Total: len(all)}
+	for _, fl := range all {
+		if fl.Offload != OffloadNone {
+			want.Offloaded++
+		}
+		if fl.Offload == OffloadHardware {
+			want.HWOffloaded++
+		}
+	}
+	if counts != want {
+		t.Errorf("counts %+v, the full decode counts %+v", counts, want)
+	}
+}
+
+// TestIntegrationKernelNarrows: on a kernel with CTA_FILTER (5.8) and the
+// status filter (5.15), the kernel sends only the entries asked for, so a
+// query's cost follows its answer.
+func TestIntegrationKernelNarrows(t *testing.T) {
+	const n = 2000
+	c, ref := injectedLab(t, n)
+	all := reference(t, ref)
+	for _, f := range []Filter{{Family: "ipv6"}, {Proto: "udp"}, {Proto: "tcp", Family: "ipv4"}, {Offload: OffloadAny}, {Proto: "icmp", Offload: OffloadNotOffloaded}} {
+		sel, err := f.selector()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := 0
+		for _, q := range sel.queries() {
+			d, err := c.walk(q, func(uint8, []byte) bool { return true })
+			if err != nil {
+				t.Fatalf("%+v: %v", f, err)
+			}
+			sent += d.Entries
+		}
+		want := 0
+		for _, fl := range all {
+			if wants(f, fl) {
+				want++
+			}
+		}
+		if sent != want {
+			t.Errorf("%+v: the kernel sent %d entries, %d match: it did not narrow the dump", f, sent, want)
+		}
+	}
+}
+
+// TestIntegrationEachTupleAfterSelect: a limited Select leaves the dump
+// socket clean for the lean dump a cut uses.
+func TestIntegrationEachTupleAfterSelect(t *testing.T) {
+	c, _ := injectedLab(t, 500)
+	if fl, total, err := c.Select(Filter{}, 3); err != nil || len(fl) != 3 || total < 500 {
+		t.Fatalf("select: %d flows, total %d, %v", len(fl), total, err)
+	}
+	tuples, d, err := c.Tuples()
+	if err != nil || d.Skipped != 0 || len(tuples) < 500 {
+		t.Fatalf("tuples after a limited select: %d, %+v, %v", len(tuples), d, err)
+	}
+	sort.Slice(tuples, func(i, j int) bool { return tuples[i].ID < tuples[j].ID })
+	for i := 1; i < len(tuples); i++ {
+		if tuples[i].ID == tuples[i-1].ID {
+			t.Fatalf("entry %d reported twice", tuples[i].ID)
+		}
+	}
+}
