@@ -48,6 +48,20 @@ func (c *Client) Counts() (status.FlowCounts, error) {
 	return n, nil
 }
 
+// Total is the number of entries the table holds, from the kernel's own
+// counter alone: the whole of Counts where no entry can be offloaded.
+func (c *Client) Total() (int, error) {
+	g, err := c.conn.StatsGlobal()
+	if err == nil {
+		return int(g.Entries), nil
+	}
+	d, derr := c.walk(dumpQuery{}, func(uint8, []byte) bool { return true })
+	if derr != nil {
+		return 0, fmt.Errorf("count conntrack entries: %w", derr)
+	}
+	return d.Entries, nil
+}
+
 // statusWord finds CTA_STATUS among an entry's top-level attributes
 // without reading the others.
 func statusWord(attrs []byte) (uint32, bool) {

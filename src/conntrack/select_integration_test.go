@@ -4,6 +4,8 @@ package conntrack
 
 import (
 	"net/netip"
+	"os"
+	"strconv"
 	"sort"
 	"testing"
 	"time"
@@ -225,6 +227,50 @@ func TestIntegrationEachTupleAfterSelect(t *testing.T) {
 	for i := 1; i < len(tuples); i++ {
 		if tuples[i].ID == tuples[i-1].ID {
 			t.Fatalf("entry %d reported twice", tuples[i].ID)
+		}
+	}
+}
+
+// BenchmarkIntegrationCountsAllOffloaded is what Counts costs where every
+// entry is offloaded, which this machine's kernel (no flowtables) cannot
+// show: the same pass with a status filter every entry passes
+// (IPS_CONFIRMED), so the kernel encodes and sends each one and only its
+// status word is read. FASTPATH_SCALE_ENTRIES as for the daemon's.
+func BenchmarkIntegrationCountsAllOffloaded(b *testing.B) {
+	n := 65536
+	if s := os.Getenv("FASTPATH_SCALE_ENTRIES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	if m := labnet.Missing(); m != "" {
+		b.Skip("needs " + m)
+	}
+	lab, err := labnet.New("fpca", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lab.Close()
+	var c *Client
+	if err := labnet.In(lab.Router, func() (err error) {
+		if err = cttest.Inject(n, cttest.Mix); err != nil {
+			return err
+		}
+		c, err = Open()
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	const confirmed = 1 << 3
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		seen := 0
+		if _, err := c.walk(dumpQuery{statusMask: confirmed, statusValue: confirmed}, func(_ uint8, attrs []byte) bool {
+			if st, ok := statusWord(attrs); ok && st&confirmed != 0 {
+				seen++
+			}
+			return true
+		}); err != nil || seen < n {
+			b.Fatalf("%d entries counted, %v", seen, err)
 		}
 	}
 }

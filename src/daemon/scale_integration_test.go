@@ -100,6 +100,16 @@ func BenchmarkIntegrationScale(b *testing.B) {
 	for _, m := range obj.UbusObject().Methods {
 		handlers[m.Name] = m.Handler
 	}
+	// What status costs in conntrack where a flowtable exists (Counts:
+	// on this kernel, without flowtables, no entry is offloaded).
+	b.Run("conntrack-counts", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := r.ct.Counts(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, c := range []struct {
 		name, method string
 		args         ubus.Table

@@ -24,9 +24,20 @@ func (r *Reconciler) Status(ctx context.Context) status.Status {
 }
 
 // countFlows adds conntrack's counts. It runs outside the reconcile lock:
-// the counts need a conntrack dump (of the offloaded entries), and neither
-// a pass nor another status call should wait on it.
+// the offloaded counts need a conntrack dump (of the offloaded entries),
+// and neither a pass nor another status call should wait on it. Without
+// any flowtable in the namespace nothing is offloaded, and the kernel's
+// counter is the whole answer.
 func (r *Reconciler) countFlows(st *status.Status) {
+	if has, err := r.nft.AnyFlowtable(); err == nil && !has {
+		n, err := r.ct.Total()
+		if err != nil {
+			st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
+			return
+		}
+		st.Flows = status.FlowCounts{Total: n}
+		return
+	}
 	counts, err := r.ct.Counts()
 	if err != nil {
 		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
