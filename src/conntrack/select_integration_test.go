@@ -5,8 +5,8 @@ package conntrack
 import (
 	"net/netip"
 	"os"
-	"strconv"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
