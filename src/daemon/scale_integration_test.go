@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func scaleEntries(b *testing.B) int {
 }
 
 // scaleLab is a masquerading router namespace and a UCI root for it.
-func scaleLab(b *testing.B, prefix string) (*labnet.Lab, string) {
+func scaleLab(b testing.TB, prefix string) (*labnet.Lab, string) {
 	b.Helper()
 	if m := labnet.Missing(); m != "" {
 		b.Skip("needs " + m)
@@ -63,7 +64,7 @@ func scaleLab(b *testing.B, prefix string) (*labnet.Lab, string) {
 	return lab, root
 }
 
-func inject(b *testing.B, ns string, n int) {
+func inject(b testing.TB, ns string, n int) {
 	b.Helper()
 	t0 := time.Now()
 	if err := labnet.In(ns, func() error { return cttest.Inject(n, cttest.Mix) }); err != nil {
@@ -72,14 +73,12 @@ func inject(b *testing.B, ns string, n int) {
 	b.Logf("%d conntrack entries injected in %v", n, time.Since(t0).Round(time.Millisecond))
 }
 
-// BenchmarkIntegrationScale calls the ubus object's status and flows
-// handlers in this process, so their wall time and allocations per call
-// are Go's own figures (ns/op, B/op). The answer's encoding onto the
-// socket is not in them; BenchmarkIntegrationScaleDaemon has it.
-func BenchmarkIntegrationScale(b *testing.B) {
-	n := scaleEntries(b)
-	lab, root := scaleLab(b, "fpsb")
-	inject(b, lab.Router, n)
+// objectIn is the fastpath ubus object's handlers over a reconciler opened
+// in the lab's router namespace, whose table holds n entries.
+func objectIn(tb testing.TB, prefix string, n int) (map[string]ubus.Handler, *Reconciler) {
+	tb.Helper()
+	lab, root := scaleLab(tb, prefix)
+	inject(tb, lab.Router, n)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	var r *Reconciler
@@ -87,19 +86,60 @@ func BenchmarkIntegrationScale(b *testing.B) {
 		r, err = NewReconciler(root, log.WithField("bench", "scale"))
 		return err
 	}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer r.Close()
+	tb.Cleanup(r.Close)
 	if err := r.Observe(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	tb.Cleanup(cancel)
 	obj := rpc.New(controller{New(ctx, r)}, log)
 	handlers := map[string]ubus.Handler{}
 	for _, m := range obj.UbusObject().Methods {
 		handlers[m.Name] = m.Handler
 	}
+	return handlers, r
+}
+
+// TestIntegrationCostFollowsTheAnswer: what status and a one-flow query
+// allocate does not grow with the table (bytes are counted, not time).
+// Decoding each of 3,000 entries, as a full dump does, allocates
+// megabytes; the bounds leave room for the answer and nothing per entry.
+func TestIntegrationCostFollowsTheAnswer(t *testing.T) {
+	handlers, _ := objectIn(t, "fpsc", 3000)
+	ctx := context.Background()
+	for _, c := range []struct {
+		method string
+		args   ubus.Table
+		bound  uint64
+	}{
+		{"status", nil, 128 << 10},
+		{"flows", ubus.Table{{Name: "limit", Value: int32(1)}}, 64 << 10},
+		{"flows", ubus.Table{{Name: "proto", Value: "udp"}, {Name: "limit", Value: int32(1)}}, 64 << 10},
+	} {
+		const calls = 5
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 0; i < calls; i++ {
+			if a, code := handlers[c.method](ctx, &ubus.Request{Args: c.args}); code != ubus.StatusOK {
+				t.Fatalf("%s: status %d: %v", c.method, code, a)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if per := (after.TotalAlloc - before.TotalAlloc) / calls; per > c.bound {
+			t.Errorf("%s %v allocates %d bytes per call at 3,000 entries, want at most %d", c.method, c.args, per, c.bound)
+		}
+	}
+}
+
+// BenchmarkIntegrationScale calls the ubus object's status and flows
+// handlers in this process, so their wall time and allocations per call
+// are Go's own figures (ns/op, B/op). The answer's encoding onto the
+// socket is not in them; BenchmarkIntegrationScaleDaemon has it.
+func BenchmarkIntegrationScale(b *testing.B) {
+	handlers, r := objectIn(b, "fpsb", scaleEntries(b))
+	ctx := context.Background()
 	// What status costs in conntrack where a flowtable exists (Counts:
 	// on this kernel, without flowtables, no entry is offloaded).
 	b.Run("conntrack-counts", func(b *testing.B) {
