@@ -45,6 +45,9 @@ func Open() (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("open ctnetlink: %w", err)
 	}
+	// A window of batched deletes' acks must fit the socket's buffer: the
+	// acks carry no copy of their requests (NETLINK_CAP_ACK).
+	_ = raw.SetOption(netlink.CapAcknowledge, true)
 	dc, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
 	if err != nil {
 		raw.Close()

@@ -25,7 +25,7 @@ func (c controller) Status(ctx context.Context) (status.Status, error) {
 }
 
 func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) {
-	st := c.d.Status(ctx)
+	st := c.d.statusUncounted(ctx)
 	modes := []string{status.ModeOff}
 	if st.Kernel.Flowtable {
 		modes = append(modes, status.ModeSoftware)

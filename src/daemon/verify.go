@@ -16,11 +16,17 @@ import (
 
 // Status reads the kernel now and reports it beside the last plan.
 func (r *Reconciler) Status(ctx context.Context) status.Status {
-	r.mu.Lock()
-	st := r.statusLocked(ctx)
-	r.mu.Unlock()
+	st := r.statusUncounted(ctx)
 	r.countFlows(&st)
 	return st
+}
+
+// statusUncounted is Status without conntrack's counts, for answers that
+// do not report them.
+func (r *Reconciler) statusUncounted(ctx context.Context) status.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.statusLocked(ctx)
 }
 
 // countFlows adds conntrack's counts. It runs outside the reconcile lock:

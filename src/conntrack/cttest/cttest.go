@@ -72,7 +72,7 @@ func Mix(i int) Entry {
 
 // window is how many creates are in flight at once: their acks must fit
 // the socket's receive buffer.
-const window = 256
+const window = 128
 
 // Inject creates n entries, entry(0) .. entry(n-1), in the current network
 // namespace's table. It stops at the first the kernel refuses.
@@ -82,6 +82,10 @@ func Inject(n int, entry func(int) Entry) error {
 		return fmt.Errorf("open ctnetlink (is nf_conntrack_netlink loaded?): %w", err)
 	}
 	defer c.Close()
+	// Acks without the request in them, and room for a window of them
+	// (a 6.12 VM's default buffer overflowed: ENOBUFS).
+	_ = c.SetOption(netlink.CapAcknowledge, true)
+	_ = c.SetReadBuffer(1 << 20)
 	buf := make([]byte, 64<<10)
 	for lo := 0; lo < n; lo += window {
 		hi := min(lo+window, n)
