@@ -55,6 +55,14 @@ func entryMessage(t testing.TB, seq uint32, proto uint8, orig, reply [2]netip.Ad
 		return nil
 	})
 	ae.Uint32(ctaID, id)
+	ae.Uint32(ctaMark, 0x42)
+	ae.Nested(ctaProtoInfo, func(ae *netlink.AttributeEncoder) error {
+		ae.Nested(ctaProtoInfoTCP, func(ae *netlink.AttributeEncoder) error {
+			ae.Uint8(ctaProtoInfoTCPState, 3)
+			return nil
+		})
+		return nil
+	})
 	attrs, err := ae.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +182,12 @@ func FuzzEachEntry(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var d TupleDump
+		_, _ = eachMessage(b, 5, &d, func(_ uint8, attrs []byte) {
+			if f, err := parseEntry(attrs, true); err == nil {
+				mapFlow(f)
+			}
+		})
+		d = TupleDump{}
 		_, _ = eachEntry(b, 5, &d, func(fl status.Flow) {
 			for _, tu := range []cut.Tuple{fl.Original, fl.Reply} {
 				src, err1 := netip.ParseAddr(tu.Src)
@@ -187,4 +201,73 @@ func FuzzEachEntry(f *testing.F) {
 			t.Fatalf("inconsistent report %+v", d)
 		}
 	})
+}
+
+// TestParseEntryFull: a full read adds timeout, mark, counters and TCP
+// state to what the lean read gives, which leaves them zero.
+func TestParseEntryFull(t *testing.T) {
+	msg := entryMessage(t, 5, 6, addrs("10.0.0.2", "198.51.100.7"), addrs("198.51.100.7", "192.0.2.1"), [4]uint16{40000, 443, 443, 61000}, statusAssured, 99)
+	attrs := msg[unix.NLMSG_HDRLEN+4:]
+	lean, err := parseEntry(attrs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lean.Timeout != 0 || lean.CountersOrig.Packets != 0 || lean.ProtoInfo.TCP != nil {
+		t.Errorf("lean read decoded more than tuples, status and id: %+v", lean)
+	}
+	full, err := parseEntry(attrs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mapFlow(full)
+	want := status.Flow{ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED", Assured: true,
+		Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
+		Reply:    cut.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
+		Packets:  10, Bytes: 1000, Timeout: 120, Mark: 0x42}
+	if got != want {
+		t.Errorf("full read:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestDumpQueryMessage: the request bytes of a filtered dump, as the
+// kernel reads them (CTA_STATUS and CTA_STATUS_MASK big-endian, the
+// CTA_FILTER flags in host order).
+func TestDumpQueryMessage(t *testing.T) {
+	// conntrack -L -f ipv6 -p udp, offloaded in software only
+	m := dumpQuery{family: familyIPv6, statusMask: statusOffload | statusHWOffload, statusValue: statusOffload, proto: 17, hasProto: true}.message()
+	if m.Header.Type != 1<<8|1 || m.Header.Flags&(0x100|0x200) != 0x300 {
+		t.Errorf("header %+v: want IPCTNL_MSG_CT_GET with NLM_F_DUMP", m.Header)
+	}
+	if m.Data[0] != familyIPv6 {
+		t.Errorf("nfgenmsg family %d", m.Data[0])
+	}
+	seen := map[uint16][]byte{}
+	b := m.Data[4:]
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[typ], b = val, rest
+	}
+	if v := seen[ctaStatus]; len(v) != 4 || binary.BigEndian.Uint32(v) != statusOffload {
+		t.Errorf("CTA_STATUS %x", v)
+	}
+	if v := seen[ctaStatusMask]; len(v) != 4 || binary.BigEndian.Uint32(v) != statusOffload|statusHWOffload {
+		t.Errorf("CTA_STATUS_MASK %x", v)
+	}
+	if v := seen[ctaFilter]; len(v) != 8 || binary.NativeEndian.Uint32(v[4:]) != ctaFilterFProtoNum {
+		t.Errorf("CTA_FILTER %x: want ORIG_FLAGS = CTA_FILTER_F_CTA_PROTO_NUM in host order", v)
+	}
+	orig := seen[ctaTupleOrig]
+	_, proto, _, err := nextAttr(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, num, _, err := nextAttr(proto); err != nil || typ != ctaProtoNum || len(num) != 1 || num[0] != 17 {
+		t.Errorf("CTA_TUPLE_ORIG %x: want CTA_TUPLE_PROTO { CTA_PROTO_NUM 17 }", orig)
+	}
+	if plain := (dumpQuery{}).message(); len(plain.Data) != 4 {
+		t.Errorf("an unfiltered dump carries attributes: %x", plain.Data)
+	}
 }
