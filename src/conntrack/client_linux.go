@@ -112,7 +112,8 @@ func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]status.Flow, error) {
 // and only the entries returned are decoded in full. The total of a
 // filter costs a check of every further entry the kernel sends (and the
 // kernel's encoding of it); the zero filter's total is the kernel's own
-// counter, as in Counts, and its dump stops at the limit.
+// counter, as in Counts, once its dump has reached the limit, where it
+// stops.
 func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 	sel, err := filter.selector()
 	if err != nil {
@@ -125,7 +126,7 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 		}
 	}
 	var out []status.Flow
-	total := 0
+	total, stopped := 0, false
 	for _, q := range sel.queries() {
 		_, err := c.walk(q, func(family uint8, attrs []byte) bool {
 			f, err := parseEntry(attrs, false)
@@ -137,8 +138,12 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 				return true
 			}
 			total++
+			if limit >= 0 && len(out) >= limit && counted >= 0 {
+				stopped = true
+				return false
+			}
 			if limit >= 0 && len(out) >= limit {
-				return counted < 0
+				return true
 			}
 			if full, err := parseEntry(attrs, true); err == nil {
 				out = append(out, mapFlow(full))
@@ -149,7 +154,7 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 			return nil, 0, err
 		}
 	}
-	if counted >= 0 {
+	if stopped {
 		// Counted at another moment than the dump: never fewer than seen.
 		total = max(counted, total)
 	}
