@@ -127,7 +127,13 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 	}
 	var out []status.Flow
 	total, stopped := 0, false
+	// A kernel that ignores CTA_FILTER (before 5.8) sends the whole table
+	// for the first address query: then that dump is the answer.
+	whole := false
 	for _, q := range sel.queries() {
+		if whole {
+			break
+		}
 		_, err := c.walk(q, func(family uint8, attrs []byte) bool {
 			f, err := parseEntry(attrs, false)
 			if err != nil {
@@ -136,6 +142,14 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 			k := keysOf(family, &f)
 			if !sel.matches(&k) {
 				return true
+			}
+			if q.hasAddr && !whole {
+				first := firstSlot(&k, sel.addr)
+				if k.addrs[q.addrSlot].Unmap() != q.addr {
+					whole = true
+				} else if first != q.addrSlot {
+					return true // the query of an earlier end reports it
+				}
 			}
 			total++
 			if limit >= 0 && len(out) >= limit && counted >= 0 {

@@ -13,14 +13,17 @@ import (
 )
 
 // ctnetlink numbers a dump request uses (uapi/linux/netfilter/
-// nfnetlink_conntrack.h; the CTA_FILTER flag is from the kernel's
+// nfnetlink_conntrack.h; the CTA_FILTER flags are from the kernel's
 // nf_internals.h, part of the ABI).
 const (
-	ipctnlMsgCTGet     = 1
-	ctaFilter          = 25
-	ctaStatusMask      = 26
-	ctaFilterOrigFlags = 1
-	ctaFilterFProtoNum = 1 << 3
+	ipctnlMsgCTGet      = 1
+	ctaFilter           = 25
+	ctaStatusMask       = 26
+	ctaFilterOrigFlags  = 1
+	ctaFilterReplyFlags = 2
+	ctaFilterFIPSrc     = 1 << 0
+	ctaFilterFIPDst     = 1 << 1
+	ctaFilterFProtoNum  = 1 << 3
 )
 
 // message is the dump request of, for an IPv4 TCP query of offloaded
@@ -34,18 +37,44 @@ func (q dumpQuery) message() netlink.Message {
 		ae.Uint32(ctaStatus, q.statusValue)
 		ae.Uint32(ctaStatusMask, q.statusMask)
 	}
-	if q.hasProto {
-		ae.Nested(ctaTupleOrig, func(ae *netlink.AttributeEncoder) error {
-			ae.Nested(ctaTupleProto, func(ae *netlink.AttributeEncoder) error {
-				ae.Uint8(ctaProtoNum, q.proto)
-				return nil
-			})
+	if q.hasProto || q.hasAddr {
+		// One direction's tuple carries what is compared: the protocol
+		// (the same both ways) and the address of the end addrSlot names.
+		tuple, flagsType := uint16(ctaTupleOrig), uint16(ctaFilterOrigFlags)
+		if q.addrSlot >= 2 {
+			tuple, flagsType = ctaTupleReply, ctaFilterReplyFlags
+		}
+		var flags uint32
+		ae.Nested(tuple, func(ae *netlink.AttributeEncoder) error {
+			if q.hasAddr {
+				ae.Nested(ctaTupleIP, func(ae *netlink.AttributeEncoder) error {
+					src, dst := uint16(ctaIPv4Src), uint16(ctaIPv4Dst)
+					if q.addr.Is6() {
+						src, dst = ctaIPv6Src, ctaIPv6Dst
+					}
+					if q.addrSlot%2 == 0 {
+						ae.Bytes(src, q.addr.AsSlice())
+						flags |= ctaFilterFIPSrc
+					} else {
+						ae.Bytes(dst, q.addr.AsSlice())
+						flags |= ctaFilterFIPDst
+					}
+					return nil
+				})
+			}
+			if q.hasProto {
+				ae.Nested(ctaTupleProto, func(ae *netlink.AttributeEncoder) error {
+					ae.Uint8(ctaProtoNum, q.proto)
+					return nil
+				})
+				flags |= ctaFilterFProtoNum
+			}
 			return nil
 		})
 		ae.Nested(ctaFilter, func(ae *netlink.AttributeEncoder) error {
 			// NLA_U32 in host order, unlike the big-endian CTA_ values.
 			ae.ByteOrder = binary.NativeEndian
-			ae.Uint32(ctaFilterOrigFlags, ctaFilterFProtoNum)
+			ae.Uint32(flagsType, flags)
 			return nil
 		})
 	}
@@ -69,7 +98,7 @@ func (c *Client) walk(q dumpQuery, fn func(family uint8, attrs []byte) bool) (Tu
 	c.dumpMu.Lock()
 	defer c.dumpMu.Unlock()
 	d, err := c.walkLocked(q, fn)
-	if err != nil && (q.statusMask != 0 || q.hasProto) && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) && d.Entries == 0 {
+	if err != nil && (q.statusMask != 0 || q.hasProto || q.hasAddr) && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) && d.Entries == 0 {
 		d, err = c.walkLocked(dumpQuery{family: q.family}, fn)
 	}
 	return d, err

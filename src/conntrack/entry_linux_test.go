@@ -3,6 +3,7 @@
 package conntrack
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
 	"testing"
@@ -266,6 +267,29 @@ func TestDumpQueryMessage(t *testing.T) {
 	}
 	if typ, num, _, err := nextAttr(proto); err != nil || typ != ctaProtoNum || len(num) != 1 || num[0] != 17 {
 		t.Errorf("CTA_TUPLE_ORIG %x: want CTA_TUPLE_PROTO { CTA_PROTO_NUM 17 }", orig)
+	}
+	// conntrack -L -f ipv4 --reply-dst 192.0.2.1
+	m = dumpQuery{family: familyIPv4, hasAddr: true, addr: netip.MustParseAddr("192.0.2.1"), addrSlot: 3}.message()
+	seen = map[uint16][]byte{}
+	for b := m.Data[4:]; len(b) > 0; {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[typ], b = val, rest
+	}
+	if v := seen[ctaFilter]; len(v) != 8 || binary.NativeEndian.Uint16(v[2:4]) != ctaFilterReplyFlags || binary.NativeEndian.Uint32(v[4:]) != ctaFilterFIPDst {
+		t.Errorf("CTA_FILTER %x: want REPLY_FLAGS = CTA_FILTER_F_CTA_IP_DST", v)
+	}
+	if _, ok := seen[ctaTupleOrig]; ok {
+		t.Error("a reply-side filter carries an original tuple")
+	}
+	_, ip, _, err := nextAttr(seen[ctaTupleReply])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, a, _, err := nextAttr(ip); err != nil || typ != ctaIPv4Dst || !bytes.Equal(a, []byte{192, 0, 2, 1}) {
+		t.Errorf("CTA_TUPLE_REPLY %x: want CTA_TUPLE_IP { CTA_IP_V4_DST 192.0.2.1 }", seen[ctaTupleReply])
 	}
 	if plain := (dumpQuery{}).message(); len(plain.Data) != 4 {
 		t.Errorf("an unfiltered dump carries attributes: %x", plain.Data)

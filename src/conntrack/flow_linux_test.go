@@ -127,8 +127,19 @@ func TestSelectorQueries(t *testing.T) {
 		{Filter{Proto: "tcp", Offload: OffloadAny}, []dumpQuery{
 			{family: familyIPv4, proto: 6, hasProto: true, statusMask: statusOffload, statusValue: statusOffload},
 			{family: familyIPv6, proto: 6, hasProto: true, statusMask: statusOffload, statusValue: statusOffload}}},
-		// Addresses are not the kernel's to compare.
+		// A prefix is not the kernel's to compare.
 		{Filter{Address: netip.MustParsePrefix("192.0.2.0/24")}, []dumpQuery{{}}},
+		// A single address is, one end per request.
+		{Filter{Address: netip.MustParsePrefix("198.51.100.7/32"), Proto: "udp"}, func() []dumpQuery {
+			var qs []dumpQuery
+			for slot := int8(0); slot < 4; slot++ {
+				qs = append(qs, dumpQuery{family: familyIPv4, proto: 17, hasProto: true, hasAddr: true, addr: netip.MustParseAddr("198.51.100.7"), addrSlot: slot})
+			}
+			return qs
+		}()},
+		{Filter{Address: netip.MustParsePrefix("192.0.2.1/32"), Family: "ipv6"}, nil},
+		// The kernel does not narrow by an IPv6 address.
+		{Filter{Address: netip.MustParsePrefix("2001:db8::7/128")}, []dumpQuery{{}}},
 	}
 	for _, c := range cases {
 		sel, err := c.f.selector()

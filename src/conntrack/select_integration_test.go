@@ -107,7 +107,12 @@ func TestIntegrationSelectMatchesFullDecode(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"192.0.2.1/32", "10.91.3.0/24", "198.51.101.0/24", "2001:db8::/32", "fd00:0:91:1::/64", "203.0.113.0/24"} {
+	// Single addresses are asked of the kernel end by end: the NAT address
+	// (reply destination of every IPv4 entry), a far end (original
+	// destination and reply source of many), a client of each family
+	// (original source; for IPv6 also the reply destination).
+	for _, p := range []string{"192.0.2.1/32", "198.51.100.7/32", "10.91.0.12/32", "fd00:9101::7/128", "2001:db8:7::7/128",
+		"10.91.3.0/24", "198.51.101.0/24", "2001:db8::/32", "fd00:9101::/64", "203.0.113.0/24"} {
 		filters = append(filters, Filter{Address: netip.MustParsePrefix(p)}, Filter{Address: netip.MustParsePrefix(p), Proto: "udp"})
 	}
 	kinds := map[string]int{}
@@ -121,6 +126,9 @@ func TestIntegrationSelectMatchesFullDecode(t *testing.T) {
 			if wants(f, fl) {
 				want++
 			}
+		}
+		if f.Address.IsValid() && f.Proto == "" && want == 0 && f.Address.String() != "203.0.113.0/24" {
+			t.Errorf("%+v selects nothing in the table: the comparison proves nothing", f)
 		}
 		if total != len(got) || len(got) != want {
 			t.Errorf("%+v: %d flows, total %d; the full decode selects %d", f, len(got), total, want)
@@ -187,7 +195,9 @@ func TestIntegrationKernelNarrows(t *testing.T) {
 	const n = 2000
 	c, ref := injectedLab(t, n)
 	all := reference(t, ref)
-	for _, f := range []Filter{{Family: "ipv6"}, {Proto: "udp"}, {Proto: "tcp", Family: "ipv4"}, {Offload: OffloadAny}, {Proto: "icmp", Offload: OffloadNotOffloaded}} {
+	hosts := []Filter{{Address: netip.MustParsePrefix("192.0.2.1/32")}, {Address: netip.MustParsePrefix("198.51.100.7/32"), Proto: "tcp"},
+		{Address: netip.MustParsePrefix("10.91.0.5/32"), Family: "ipv4"}}
+	for _, f := range append([]Filter{{Family: "ipv6"}, {Proto: "udp"}, {Proto: "tcp", Family: "ipv4"}, {Offload: OffloadAny}, {Proto: "icmp", Offload: OffloadNotOffloaded}}, hosts...) {
 		sel, err := f.selector()
 		if err != nil {
 			t.Fatal(err)
@@ -202,11 +212,22 @@ func TestIntegrationKernelNarrows(t *testing.T) {
 		}
 		want := 0
 		for _, fl := range all {
-			if wants(f, fl) {
+			if !wants(f, fl) {
+				continue
+			}
+			if !f.Address.IsValid() {
 				want++
+				continue
+			}
+			// One request per end: an entry with the address at two ends
+			// is sent twice.
+			for _, a := range []string{fl.Original.Src, fl.Original.Dst, fl.Reply.Src, fl.Reply.Dst} {
+				if a == f.Address.Addr().String() {
+					want++
+				}
 			}
 		}
-		if sent != want {
+		if sent != want || (f.Address.IsValid() && want == 0) {
 			t.Errorf("%+v: the kernel sent %d entries, %d match: it did not narrow the dump", f, sent, want)
 		}
 	}
