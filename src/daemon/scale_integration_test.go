@@ -159,6 +159,8 @@ func BenchmarkIntegrationScale(b *testing.B) {
 		{"flows-limit-500", "flows", ubus.Table{{Name: "limit", Value: int32(500)}}}, // LuCI's flows page
 		{"flows-offloaded-limit-100", "flows", ubus.Table{{Name: "offload", Value: "any"}, {Name: "limit", Value: int32(100)}}},
 		{"flows-udp-limit-100", "flows", ubus.Table{{Name: "proto", Value: "udp"}, {Name: "limit", Value: int32(100)}}},
+		// A far end (76 entries), as LuCI's address field or a cut asks.
+		{"flows-address-limit-100", "flows", ubus.Table{{Name: "address", Value: "198.51.100.7"}, {Name: "limit", Value: int32(100)}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
