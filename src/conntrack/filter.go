@@ -111,9 +111,10 @@ func (s selector) matches(k *keys) bool {
 // and one direction per request: a protocol without a family is asked of
 // IPv4 and of IPv6 in turn, and a single address of each of the four ends
 // (original source and destination, reply source and destination) in
-// turn. A wider prefix, and an IPv6 address, are compared here only: asked
-// for one IPv6 address, Linux 6.18 sent back every IPv6 entry (measured),
-// so such requests would cost four dumps for nothing.
+// turn. A wider prefix, and an IPv6 address, are compared here only: the
+// kernel's IPv6 comparison is inverted (ctnetlink_filter_match_tuple tests
+// !ipv6_addr_cmp): asked for one IPv6 address, Linux 6.18 sent every IPv6
+// entry but those with it (measured).
 func (s selector) queries() []dumpQuery {
 	q := dumpQuery{family: s.family, statusMask: s.statusMask, statusValue: s.statusValue}
 	if !s.anyProto {

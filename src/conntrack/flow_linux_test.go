@@ -138,7 +138,7 @@ func TestSelectorQueries(t *testing.T) {
 			return qs
 		}()},
 		{Filter{Address: netip.MustParsePrefix("192.0.2.1/32"), Family: "ipv6"}, nil},
-		// The kernel does not narrow by an IPv6 address.
+		// The kernel's IPv6 address comparison is inverted: not asked.
 		{Filter{Address: netip.MustParsePrefix("2001:db8::7/128")}, []dumpQuery{{}}},
 	}
 	for _, c := range cases {
