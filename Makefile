@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm test-xdp-kernels bench-xdp-virtio lab bench fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm test-xdp-kernels bench-xdp-virtio lab bench bench-scale fuzz clean
 
 all: build
 
@@ -82,6 +82,14 @@ lab: deps build lab-tools
 
 bench: deps build lab-tools
 	src/lab/lab bench
+
+# Router scale on this machine's own kernel (root, network namespaces; no
+# flowtables needed): a conntrack table of 65,536 entries
+# (FASTPATH_SCALE_ENTRIES), then status and flows per call in process
+# (ns/op, B/op) and through the daemon binary over the test broker (its
+# CPU per call, VmRSS, VmHWM). Benchmarks, not tests: not in make test.
+bench-scale:
+	go test -count=1 -run '^$$' -bench 'IntegrationScale|IntegrationDumpCost' -benchtime 20x ./src/daemon/ ./src/conntrack/
 
 fuzz:
 	src/build/fuzz.sh

@@ -18,4 +18,5 @@ func (b *Backend) Apply(s Spec) (Result, error)                    { return Resu
 func (b *Backend) ApplyWithFallback(s Spec) (Result, error)        { return Result{}, errNotLinux }
 func (b *Backend) Read() (Kernel, error)                           { return Kernel{}, errNotLinux }
 func (b *Backend) Cleanup() error                                  { return errNotLinux }
+func (b *Backend) AnyFlowtable() (bool, error)                     { return false, errNotLinux }
 func (b *Backend) Watch(ctx context.Context, changed func()) error { return errNotLinux }
