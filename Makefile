@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-root test-cross test-pkg test-luci test-luci-browser test-vm lab bench fuzz clean
 
 all: build
 
@@ -46,6 +46,11 @@ test-pkg: ipk
 
 test-luci:
 	node --test luci-app/tests/
+
+# The LuCI app in openwrt-userland (OPENWRT_USERLAND) with the real daemon,
+# driven in headless Chromium as root, readonly and noapp.
+test-luci-browser: build
+	luci-app/tests/browser/run.sh
 
 # The lab's own tools: a UDP sender with fixed ports and rate, and a ubusd
 # stand-in so the daemon's ubus object and the CLI work inside the VM.

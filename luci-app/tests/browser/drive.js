@@ -1,0 +1,431 @@
+'use strict';
+// luci-app-fastpath in the real LuCI (openwrt-userland: ubusd, rpcd with its
+// ACLs, uhttpd, luci-base's own JS, the bootstrap theme) with the real
+// fastpath daemon behind ubus, driven in headless Chromium as each login.
+// Run by inner.sh inside the runtime; every wait is for a condition, with a
+// generous limit, so a loaded machine is slower but never fails a check.
+//
+// SCREENSHOTS=dir: also writes <view>-<login>.png there.
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const puppeteer = require('puppeteer-core');
+
+const URL = process.env.LUCI_URL || 'http://127.0.0.1:8080/cgi-bin/luci/';
+const SHOTS = process.env.SCREENSHOTS || '';
+const WAIT = 60000;
+
+// Markup that would run if any text reached the page as HTML. Each sets
+// window.__fpxss and carries an id the document must never contain.
+const xss = (where) => `<img src=x id=fpxss-${where} onerror="window.__fpxss='${where}'">`;
+
+// Console errors LuCI itself raises in this runtime (README "Time and
+// quirks"): no DOCUMENT_ROOT for the preload listing, and the overview's
+// sources that the runtime lacks (netifd, luci-rpc, dhcp, board.json).
+const EXPECTED_ERRORS = {
+	all: [/file\/list|luci-static\/resources\/preload/],
+	// Save & Apply asks cgi-io, which the runtime lacks (404), for the peer's address.
+	apply: [/cgi-bin\/cgi-exec/],
+	overview: [/luci-rpc|network[./]|Object not found|board\.json|dhcp|getOdhcp6cStats|Resource not found|status 5|ubus code 5/]
+};
+
+const failures = [];
+let checks = 0;
+
+async function check(name, fn) {
+	checks++;
+	try {
+		await fn();
+		console.log(`ok   ${name}`);
+	} catch (e) {
+		failures.push(name);
+		console.log(`FAIL ${name}\n     ${String(e && e.stack || e).split('\n').slice(0, 6).join('\n     ')}`);
+	}
+}
+
+function sh(cmd, args) {
+	return execFileSync(cmd, args, { encoding: 'utf8' });
+}
+
+function ubus(method, args) {
+	return JSON.parse(sh('ubus', ['call', 'fastpath', method, JSON.stringify(args || {})]) || '{}');
+}
+
+function counter(ns, name) {
+	const j = JSON.parse(sh('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'counter', 'ip', 'count', name]));
+	return j.nftables.find((x) => x.counter).counter.packets;
+}
+
+// Waits until fn() returns a truthy value (checked every 200 ms).
+async function until(what, fn, limit) {
+	const end = Date.now() + (limit || WAIT);
+	for (;;) {
+		const v = await fn();
+		if (v)
+			return v;
+		if (Date.now() > end)
+			throw new Error(`gave up waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
+class Session {
+	constructor(browser, login) {
+		this.browser = browser;
+		this.login = login;
+		this.errors = [];
+	}
+
+	async open() {
+		this.ctx = await this.browser.createBrowserContext();
+		this.page = await this.ctx.newPage();
+		await this.page.setViewport({ width: 1280, height: 900 });
+		this.page.setDefaultTimeout(WAIT);
+		await this.page.goto(URL, { waitUntil: 'domcontentloaded' });
+		await this.page.waitForSelector('input[name=luci_password]');
+		// One step, so LuCI moving the form into its login dialog cannot lose typed text.
+		await Promise.all([
+			this.page.waitForNavigation({ waitUntil: 'domcontentloaded' }),
+			this.page.evaluate((user) => {
+				const pw = document.querySelector('input[name=luci_password]');
+				pw.form.querySelector('input[name=luci_username]').value = user;
+				pw.value = 'fastpath';
+				pw.form.submit();
+			}, this.login)
+		]);
+		const cookies = await this.ctx.cookies();
+		if (process.env.OUT && !cookies.some((c) => /^sysauth/.test(c.name)))
+			fs.writeFileSync(path.join(process.env.OUT, `login-${this.login}.html`), await this.page.content());
+		assert.ok(cookies.some((c) => /^sysauth/.test(c.name) && c.value), `${this.login} could not log in`);
+		// From here on every console error and page error counts.
+		this.page.on('console', (m) => { if (m.type() == 'error') this.errors.push(`console: ${m.text()} ${JSON.stringify(m.location())}`); });
+		this.page.on('pageerror', (e) => this.errors.push(`pageerror: ${e.message}`));
+		return this;
+	}
+
+	// Loads a view and waits for a selector that only its rendered content has.
+	async view(route, ready) {
+		this.errors = [];
+		const res = await this.page.goto(URL + route, { waitUntil: 'domcontentloaded' });
+		if (ready)
+			await this.page.waitForSelector(ready);
+		return res;
+	}
+
+	unexpectedErrors(kind) {
+		const ok = EXPECTED_ERRORS.all.concat(EXPECTED_ERRORS[kind] || []);
+		return this.errors.filter((e) => !ok.some((re) => re.test(e)));
+	}
+
+	async text(sel) {
+		return this.page.$eval(sel || 'body', (e) => e.innerText.replace(/\s+/g, ' '));
+	}
+
+	// No injected markup became an element, and none of its handlers ran.
+	async assertNoInjection() {
+		const found = await this.page.evaluate(() => ({
+			flag: window.__fpxss || null,
+			ids: Array.from(document.querySelectorAll('[id^="fpxss-"]')).map((e) => e.id)
+		}));
+		assert.deepEqual(found, { flag: null, ids: [] }, 'injected markup was interpreted as HTML');
+	}
+
+	// Enabled buttons and inputs in the view that change something.
+	async writeActions() {
+		return this.page.evaluate(() => {
+			const writes = /^(Cut…|Cut|Release|Change mode…|Change mode|Re-apply now|Save & Apply|Save|Reset|Add|Delete|Edit)$/;
+			return Array.from(document.querySelectorAll('#view button, #view input[type=button], #view input[type=submit], .cbi-page-actions button'))
+				.filter((b) => !b.disabled && writes.test((b.innerText || b.value || '').trim()))
+				.map((b) => (b.innerText || b.value).trim());
+		});
+	}
+
+	async shoot(name) {
+		if (!SHOTS)
+			return;
+		await this.page.evaluate(() => window.scrollTo(0, 0));
+		await this.page.screenshot({ path: path.join(SHOTS, `${name}-${this.login}.png`), fullPage: true });
+	}
+
+	async notification(re) {
+		return until(`a notification matching ${re}`, () => this.page.evaluate((src) => {
+			const r = new RegExp(src);
+			return Array.from(document.querySelectorAll('.alert-message')).map((n) => n.innerText.replace(/\s+/g, ' ')).find((t) => r.test(t)) || null;
+		}, re.source));
+	}
+
+	async close() {
+		await this.ctx.close();
+	}
+}
+
+// The row of the flows table whose text has all of the given parts.
+async function flowRow(page, parts) {
+	return until(`a flow row with ${parts.join(' ')}`, async () => {
+		const rows = await page.$$('#fastpath-flows tr[data-flow]');
+		for (const r of rows) {
+			const t = await r.evaluate((e) => e.innerText);
+			if (parts.every((p) => t.includes(p)))
+				return r;
+		}
+		return null;
+	});
+}
+
+async function cutRow(page, parts) {
+	const rows = await page.$$('#fastpath-cuts tr.cbi-section-table-row');
+	for (const r of rows) {
+		const t = await r.evaluate((e) => e.innerText);
+		if (parts.every((p) => t.includes(p)))
+			return r;
+	}
+	return null;
+}
+
+async function buttonIn(row, label) {
+	for (const b of await row.$$('button'))
+		if ((await b.evaluate((e) => e.innerText.trim())) == label)
+			return b;
+	return null;
+}
+
+async function main() {
+	if (SHOTS)
+		fs.mkdirSync(SHOTS, { recursive: true });
+
+	await until('the block-list cut of 10.0.2.3', () => ubus('cuts').cuts?.some((c) => c.original?.dst == '10.0.2.3'));
+	// A cut whose reason is markup, made over ubus as an inspector would.
+	ubus('cut', { proto: 'udp', src: '10.0.1.2', sport: 40009, dst: '10.0.2.9', dport: 9, reason: xss('ubusreason') });
+
+	const browser = await puppeteer.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		userDataDir: fs.mkdtempSync('/tmp/fastpath-chromium-'),
+		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
+			'--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless', '--lang=en-US']
+	});
+
+	try {
+		await asRoot(browser);
+		await asReadonly(browser);
+		await asNoapp(browser);
+	} finally {
+		await browser.close();
+		// What the daemon answered at the end, for reading a failure.
+		if (process.env.OUT)
+			fs.writeFileSync(path.join(process.env.OUT, 'answers.json'), JSON.stringify({
+				status: ubus('status'), flows: ubus('flows', { limit: 50 }), cuts: ubus('cuts')
+			}, null, '\t'));
+	}
+
+	console.log(`\n${checks - failures.length} of ${checks} checks passed`);
+	if (failures.length) {
+		console.log(`failed:\n  ${failures.join('\n  ')}`);
+		process.exit(1);
+	}
+}
+
+async function asRoot(browser) {
+	const s = await new Session(browser, 'root').open();
+	const page = s.page;
+
+	await check('root: Change mode reaches the daemon', async () => {
+		await s.view('admin/network/fastpath/status', '#fastpath-mode');
+		const offered = await page.$$eval('#fastpath-mode option', (l) => l.map((o) => o.value));
+		assert.deepEqual(offered, ['off', 'software', 'auto'], 'x86 offers no hardware mode');
+		await page.select('#fastpath-mode', 'software');
+		await page.click('#fastpath-mode-change');
+		await page.waitForSelector('#fastpath-mode-confirm', { visible: true });
+		await page.click('#fastpath-mode-confirm');
+		await s.notification(/Offload mode set to Software offload/);
+		assert.equal(ubus('status').mode.requested, 'software');
+		assert.equal(sh('uci', ['get', 'firewall.@defaults[0].flow_offloading']).trim(), '1');
+		assert.deepEqual(s.unexpectedErrors(), []);
+	});
+
+	await check('root: Status renders the daemon\'s answer, its errors and kernel notes as text', async () => {
+		await s.view('admin/network/fastpath/status', '#fastpath-status .cbi-section');
+		const st = ubus('status');
+		const text = await s.text('#view');
+		assert.ok(!text.includes('[object'), `a nested list shows as "[object ...]": ${text.slice(0, 400)}`);
+		assert.ok(text.includes('Offload mode') && text.includes('Kernel flowtable') && text.includes('Cuts'), text.slice(0, 300));
+		const notices = await page.$$eval('#fastpath-status .alert-message.notice', (l) => l.map((n) => n.innerText.trim()));
+		assert.deepEqual(notices, st.kernel.missing || [], 'every kernel feature the daemon says is missing is a notice');
+		const warnings = await page.$$eval('#fastpath-status .alert-message.warning', (l) => l.map((n) => n.innerText.trim()));
+		for (const e of (st.errors || []).concat(st.cut.warnings || []))
+			assert.ok(warnings.includes(e), `the daemon's "${e}" is not shown as a warning: ${JSON.stringify(warnings)}`);
+		assert.ok((st.kernel.missing || []).length > 0, 'this kernel lacks flowtables, so the daemon must name at least one missing feature');
+		assert.deepEqual(s.unexpectedErrors(), []);
+		await s.shoot('status');
+	});
+
+	await check('root: a block-list line and a block-list name with markup read as text on Status', async () => {
+		const text = await s.text('#view');
+		assert.ok(text.includes('id=fpxss-listline'), 'the bad block-list line is not shown');
+		assert.ok(text.includes('id=fpxss-listname'), 'the block list name is not shown');
+		await s.assertNoInjection();
+	});
+
+	await check('root: Flows lists the test flow and marks the router\'s own connections', async () => {
+		await s.view('admin/network/fastpath/flows', '#fastpath-flows tr[data-flow]');
+		const local = await flowRow(page, ['10.0.1.2:40002', '10.0.1.1:5353']);
+		assert.ok((await local.evaluate((e) => e.innerText)).includes('to or from the router itself'));
+		assert.equal(await buttonIn(local, 'Cut…'), null, 'a connection to the router itself is offered Cut by default');
+		await page.click('#fastpath-cut-local');
+		assert.ok(await buttonIn(await flowRow(page, ['10.0.1.2:40002', '10.0.1.1:5353']), 'Cut…'), 'ticking the box offers Cut');
+		await page.click('#fastpath-cut-local');
+		const fwd = await flowRow(page, ['10.0.1.2:40000', '10.0.2.2:5201']);
+		assert.ok(!(await fwd.evaluate((e) => e.innerText)).includes('router itself'));
+		assert.ok(await buttonIn(fwd, 'Cut…'), 'a forwarded flow has its Cut button');
+		const filters = await page.$eval('#fastpath-filters', (e) => {
+			const tops = new Set(Array.from(e.querySelectorAll('label')).map((l) => Math.round(l.getBoundingClientRect().top)));
+			const h = Array.from(e.querySelectorAll('input[type=text], input[type=number], select')).map((i) => Math.round(i.getBoundingClientRect().height));
+			return { rows: tops.size, heights: Array.from(new Set(h)) };
+		});
+		assert.equal(filters.rows, 1, 'the filter bar wraps at 1280 px');
+		assert.equal(filters.heights.length, 1, `filter fields differ in height: ${filters.heights}`);
+		assert.deepEqual(s.unexpectedErrors(), []);
+		await s.shoot('flows');
+	});
+
+	await check('root: cut reasons, block-list triggers and a refused filter read as text on Flows', async () => {
+		const text = await s.text('#fastpath-cuts');
+		assert.ok(text.includes('id=fpxss-ubusreason'), `the ubus cut's reason is not shown: ${text}`);
+		assert.ok(text.includes('id=fpxss-listname'), 'the block list trigger is not shown');
+		const addr = await page.$('#fastpath-filters input[placeholder="192.168.1.23"]');
+		await addr.type(xss('filter'));
+		await addr.evaluate((e) => e.dispatchEvent(new Event('change')));
+		await until('the refused filter', async () => (await s.text('#fastpath-flows')).includes('The daemon refused the filter'));
+		assert.ok((await s.text('#fastpath-flows')).includes('id=fpxss-filter'));
+		await s.assertNoInjection();
+		await addr.evaluate((e) => { e.value = ''; e.dispatchEvent(new Event('change')); });
+		await flowRow(page, ['10.0.1.2:40000', '10.0.2.2:5201']);
+	});
+
+	await check('root: Cut → confirm stops the frames; the typed reason reads as text; Release lets them through again', async () => {
+		const row = await flowRow(page, ['10.0.1.2:40000', '10.0.2.2:5201']);
+		await (await buttonIn(row, 'Cut…')).click();
+		await page.waitForSelector('#fastpath-cut-reason', { visible: true });
+		await page.type('#fastpath-cut-reason', xss('reason'));
+		await page.click('#fastpath-cut-confirm');
+		await s.notification(/Cut 10\.0\.1\.2:40000/);
+		const isCut = (c) => c.original?.src == '10.0.1.2' && c.original?.sport == 40000;
+		await until('the cut to drop frames', () => ubus('cuts').cuts?.some((c) => isCut(c) && c.frames > 0));
+		const rx0 = counter('wanhost', 'rx'), tx0 = counter('lanhost', 'tx');
+		await until('50 more frames sent', () => counter('lanhost', 'tx') >= tx0 + 50);
+		assert.equal(counter('wanhost', 'rx'), rx0, 'frames of the cut flow still reach the far host');
+		await until('the cut in the Active cuts table', () => cutRow(page, ['10.0.1.2:40000', 'id=fpxss-reason']));
+		await s.assertNoInjection();
+		await s.shoot('flows-cut');
+
+		const cut = await cutRow(page, ['10.0.1.2:40000']);
+		await (await buttonIn(cut, 'Release')).click();
+		await s.notification(/Released 10\.0\.1\.2:40000/);
+		await until('frames through again after Release', () => counter('wanhost', 'rx') > rx0);
+		assert.deepEqual(s.unexpectedErrors(), []);
+	});
+
+	await check('root: Settings edits the daemon\'s section; Save & Apply reaches the daemon', async () => {
+		await s.view('admin/network/fastpath/settings', '.cbi-map');
+		const sel = '[id="widget.cbid.fastpath.main.cut_expiry"]';
+		await page.waitForSelector(sel);
+		await page.$eval(sel, (e) => { e.value = ''; });
+		await page.type(sel, '25');
+		await s.shoot('settings');
+		await page.click('.cbi-page-actions .cbi-button-apply');
+		await s.notification(/Configuration changes applied/);
+		assert.equal(sh('uci', ['get', 'fastpath.main.cut_expiry']).trim(), '25');
+		// No procd here: what the init script's reload trigger would do.
+		ubus('reload');
+		assert.equal(ubus('cuts').expiry_s, 25);
+		assert.deepEqual(s.unexpectedErrors('apply'), []);
+		const hw = await page.$$eval('[id="widget.cbid.fastpath.main.hw_offload"] option', (l) => l.map((o) => o.textContent));
+		assert.deepEqual(hw, ['Follow the firewall', 'Automatic', 'Never']);
+	});
+
+	await check('root: Status › Overview shows the one line', async () => {
+		await s.view('admin/status/overview');
+		await until('the Flow offload line', async () => /Flow offload/.test(await s.text('#view')) && /flows offloaded/.test(await s.text('#view')));
+		assert.deepEqual(s.unexpectedErrors('overview'), []);
+		await s.assertNoInjection();
+	});
+
+	await s.close();
+}
+
+async function asReadonly(browser) {
+	const s = await new Session(browser, 'readonly').open();
+	const page = s.page;
+
+	await check('readonly: Status renders, offers no write action', async () => {
+		await s.view('admin/network/fastpath/status', '#fastpath-status .cbi-section');
+		assert.ok(!(await s.text('#view')).includes('[object'));
+		assert.equal(await page.$('#fastpath-mode-change'), null);
+		assert.equal(await page.$('#fastpath-reload'), null);
+		assert.deepEqual(await s.writeActions(), []);
+		await s.assertNoInjection();
+		assert.deepEqual(s.unexpectedErrors(), []);
+		await s.shoot('status');
+	});
+
+	await check('readonly: Flows renders, no Cut and no Release', async () => {
+		await s.view('admin/network/fastpath/flows', '#fastpath-flows tr[data-flow]');
+		await until('the cuts table', async () => (await s.text('#fastpath-cuts')).includes('10.0.2.3'));
+		assert.deepEqual(await s.writeActions(), []);
+		assert.equal(await page.$('#fastpath-cut-local'), null);
+		await s.assertNoInjection();
+		assert.deepEqual(s.unexpectedErrors(), []);
+		await s.shoot('flows');
+	});
+
+	await check('readonly: Settings renders read only', async () => {
+		await s.view('admin/network/fastpath/settings', '.cbi-map');
+		await page.waitForSelector('[id="widget.cbid.fastpath.main.cut_expiry"]');
+		assert.deepEqual(await s.writeActions(), []);
+		assert.equal(await page.$eval('[id="widget.cbid.fastpath.main.cut_expiry"]', (e) => e.disabled || e.readOnly), true);
+		await s.assertNoInjection();
+		assert.deepEqual(s.unexpectedErrors(), []);
+		await s.shoot('settings');
+	});
+
+	await check('readonly: a refused write call shows a notification', async () => {
+		await s.view('admin/network/fastpath/status', '#fastpath-status .cbi-section');
+		// The call a stale page or a crafted click would make: rpcd refuses it (-32002).
+		const msg = await page.evaluate(() => new Promise((resolve) => {
+			L.require('view.fastpath.status').then((v) => v.applyMode('off')).then(() => resolve('done'), (e) => resolve(String(e)));
+		}));
+		assert.equal(msg, 'done', 'the refusal escaped as an uncaught error');
+		await s.notification(/The mode was not changed: access denied/);
+		assert.equal(ubus('status').mode.requested, 'software', 'a read-only login changed the mode');
+	});
+
+	await s.close();
+}
+
+async function asNoapp(browser) {
+	const s = await new Session(browser, 'noapp').open();
+
+	await check('noapp: no Flow Offload menu, the app\'s pages refused, the overview line says access denied', async () => {
+		const res = await s.view('admin/network/fastpath/status');
+		assert.equal(res.status(), 403);
+		await s.view('admin/status/overview');
+		await until('the Flow offload box', async () => /Flow offload/.test(await s.text('#view')));
+		const text = await until('the overview line', async () => {
+			const t = await s.text('#view');
+			return /Access denied|does not answer/.test(t) ? t : null;
+		});
+		assert.ok(text.includes('Access denied: this login may not read fastpath\'s status.'), text);
+		assert.equal(await s.page.$('a[href$="admin/network/fastpath"]'), null, 'the menu shows Flow Offload');
+		assert.deepEqual(s.unexpectedErrors('overview'), []);
+		await s.shoot('overview');
+	});
+
+	await s.close();
+}
+
+main().catch((e) => {
+	console.log(`FAIL ${e && e.stack || e}`);
+	process.exit(1);
+});
