@@ -85,13 +85,15 @@ func (c controller) SetMode(ctx context.Context, mode string) (status.Status, er
 		return status.Status{}, err
 	}
 	c.d.saveHWCorrected("") // the user has spoken again
-	return c.Reload(ctx)
+	return c.d.Pass(ctx, "ubus set")
 }
 
-// Reload re-plans now. The answer is the status either way: a plan that
-// could not be applied is reported there, not as a failed call.
+// Reload re-plans: it joins the pass pending in the daemon's loop, so a
+// burst of reloads costs at most one pass beyond the one running. The
+// answer is the status either way: a plan that could not be applied is
+// reported there, not as a failed call.
 func (c controller) Reload(ctx context.Context) (status.Status, error) {
-	return c.d.reconcile(ctx, "ubus", false), nil
+	return c.d.Pass(ctx, "ubus reload")
 }
 
 func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error) {

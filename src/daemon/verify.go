@@ -3,11 +3,14 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/supervise"
 	"github.com/fastpath-wrt/fastpath/src/version"
 )
 
@@ -62,6 +65,13 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 		st.Flows = counts
 	}
 	st.Cut = nonNilSummary(r.cut.Summary())
+	st.Watchers = supervise.Health()
+	for _, w := range st.Watchers {
+		if w.State == supervise.StateDegraded {
+			st.Errors = append(st.Errors, fmt.Sprintf("watcher %s degraded since %s: %s (resyncing and restarting)",
+				w.Name, w.DegradedSince.Format(time.RFC3339), w.LastError))
+		}
+	}
 	return st
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/supervise"
 )
 
 // blocklistWatch runs the cut engine's block-list watcher for one config
@@ -15,8 +16,11 @@ type blocklistWatch struct {
 }
 
 // syncBlocklists starts, restarts or stops watching the block lists the
-// last plan names.
-func (d *Daemon) syncBlocklists(ctx context.Context) {
+// last plan names. The watch runs on the daemon's context, whatever pass
+// (a ubus reload or set, SIGHUP, an event) asked for it, and under the
+// supervisor: a watch that fails starts again with a fresh read of every
+// list, which cuts what was added while it was down.
+func (d *Daemon) syncBlocklists() {
 	d.mu.Lock()
 	cfg := d.last.plan.Cut.Config
 	d.mu.Unlock()
@@ -34,11 +38,11 @@ func (d *Daemon) syncBlocklists(ctx context.Context) {
 	if len(cfg.Blocklists) == 0 {
 		return
 	}
-	wctx, cancel := context.WithCancel(ctx)
+	wctx, cancel := context.WithCancel(d.life)
 	d.watch.cancel = cancel
-	go func() {
-		if err := d.cut.WatchBlocklists(wctx, cfg); err != nil && wctx.Err() == nil {
-			d.Log.WithError(err).Error("block lists are not watched")
-		}
-	}()
+	// WatchBlocklists reads every list before it watches: its own start
+	// is the resync.
+	supervise.Go(wctx, "block lists", func(ctx context.Context) error {
+		return d.cut.WatchBlocklists(ctx, cfg)
+	}, nil)
 }

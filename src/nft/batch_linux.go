@@ -22,7 +22,12 @@ type batch struct {
 }
 
 // add captures what build queues on a google/nftables Conn instead of
-// sending it, so it can join messages of our own in the same batch.
+// sending it, so it can join messages of our own in the same batch. The
+// library offers no way to add a caller-built message to its batch, so the
+// capture goes through its test dial (TestCaptureContract pins the
+// version). A Conn method that queues a raw message, or DelFlowtable
+// sending NFTA_FLOWTABLE_HOOK with the Flowtable's Devices, would retire
+// both this capture and delDevices.
 func (b *batch) add(build func(c *nftables.Conn) error) error {
 	var captured []netlink.Message
 	c, err := nftables.New(nftables.WithTestDial(func(req []netlink.Message) ([]netlink.Message, error) {

@@ -2,6 +2,8 @@ package nft
 
 import (
 	"bytes"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/nftables"
@@ -74,4 +76,52 @@ func TestAddDevicesMessage(t *testing.T) {
 	if m.Header.Sequence != 0 || m.Header.PID != 0 {
 		t.Fatalf("captured message keeps sequence %d / pid %d: the real socket must number it", m.Header.Sequence, m.Header.PID)
 	}
+}
+
+// batch.add leans on how google/nftables v0.3.0 flushes through a test
+// dial: every queued message in one request, framed by BATCH_BEGIN and
+// BATCH_END, satisfied by one ack. A new library version may change that
+// contract; this test names the version it was checked against, so a
+// go.mod bump fails here first and points at the capture to re-check.
+func TestCaptureContract(t *testing.T) {
+	const checked = "v0.3.0"
+	if v := moduleVersion(t, "github.com/google/nftables"); v != checked {
+		t.Fatalf("google/nftables is %s, batch.add was checked against %s: check that Conn.Flush still hands every message to the test dial in one request (BATCH_BEGIN, messages, BATCH_END) and accepts one ack, then update this pin", v, checked)
+	}
+	var b batch
+	err := b.add(func(c *nftables.Conn) error {
+		tbl := c.AddTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: TableName})
+		c.DelFlowtable(&nftables.Flowtable{Table: tbl, Name: FlowtableName})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []int
+	for _, m := range b.msgs {
+		types = append(types, msgType(m))
+		if m.Header.Sequence != 0 || m.Header.PID != 0 {
+			t.Fatalf("captured message keeps sequence %d / pid %d", m.Header.Sequence, m.Header.PID)
+		}
+	}
+	want := []int{unix.NFT_MSG_NEWTABLE, nftables.NFT_MSG_DELFLOWTABLE}
+	if len(types) != len(want) || types[0] != want[0] || types[1] != want[1] {
+		t.Fatalf("captured message types %v, want %v (and no batch framing)", types, want)
+	}
+}
+
+// moduleVersion is the version go.mod requires of a module path.
+func moduleVersion(t *testing.T, path string) string {
+	t.Helper()
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatalf("reading the repository's go.mod: %v", err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == path {
+			return f[1]
+		}
+	}
+	t.Fatalf("go.mod requires no %s", path)
+	return ""
 }

@@ -19,6 +19,9 @@ type Controller interface {
 	// may ignore q.Limit: the object trims to it and reports how many
 	// matched as "total".
 	Flows(ctx context.Context, q FlowQuery) ([]status.Flow, error)
+	// SetMode and Reload re-plan; a change of the effective mode is
+	// announced by the controller (Object.Event(EventMode, ...)), once,
+	// from the pass that made it.
 	SetMode(ctx context.Context, mode string) (status.Status, error) // off|software|hardware|auto
 	Reload(ctx context.Context) (status.Status, error)
 	Cut(ctx context.Context, r CutRequest) ([]cut.Cut, error)

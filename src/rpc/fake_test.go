@@ -21,6 +21,8 @@ type fakeController struct {
 	lastCut  CutRequest
 	lastVerd VerdictRequest
 	err      error // returned by every method when set
+	// publish announces a mode change, as the daemon does (Object.Event).
+	publish func(name string, data any)
 }
 
 func newFake() *fakeController {
@@ -92,8 +94,13 @@ func (f *fakeController) SetMode(_ context.Context, mode string) (status.Status,
 		return status.Status{}, err
 	}
 	f.mu.Lock()
+	before := f.mode
 	f.mode = status.Mode{Requested: mode, Effective: mode, Reason: mode + " requested"}
+	publish := f.publish
 	f.mu.Unlock()
+	if publish != nil && before.Effective != mode {
+		publish(EventMode, ModeEvent{Previous: before.Effective, Mode: f.statusNow().Mode})
+	}
 	return f.statusNow(), nil
 }
 

@@ -186,30 +186,13 @@ func (o *Object) set(ctx context.Context, args ubus.Table) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, _ := o.ctl.Status(ctx)
-	st, err := o.ctl.SetMode(ctx, mode)
-	if err != nil {
-		return nil, err
-	}
-	o.modeEvent(before, st)
-	return st, nil
+	// The controller announces a change of mode (fastpath.mode) from the
+	// pass that made it, whoever asked for that pass.
+	return o.ctl.SetMode(ctx, mode)
 }
 
 func (o *Object) reload(ctx context.Context, _ ubus.Table) (any, error) {
-	before, _ := o.ctl.Status(ctx)
-	st, err := o.ctl.Reload(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o.modeEvent(before, st)
-	return st, nil
-}
-
-// modeEvent sends fastpath.mode when the effective mode changed.
-func (o *Object) modeEvent(before, after status.Status) {
-	if before.Mode.Effective != after.Mode.Effective {
-		o.Event(EventMode, ModeEvent{Previous: before.Mode.Effective, Mode: after.Mode})
-	}
+	return o.ctl.Reload(ctx)
 }
 
 func (o *Object) cut(ctx context.Context, args ubus.Table) (any, error) {

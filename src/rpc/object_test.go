@@ -34,6 +34,7 @@ func start(t *testing.T) *harness {
 	h.client = ubus.NewClient(h.sock, nil)
 	h.client.MinBackoff = 10 * time.Millisecond
 	h.obj = New(h.fake, nil)
+	h.fake.publish = h.obj.Event
 	if err := h.obj.Register(h.client); err != nil {
 		t.Fatal(err)
 	}

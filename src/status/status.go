@@ -7,6 +7,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/supervise"
 )
 
 // Modes, in the order of how much they offload.
@@ -27,7 +28,10 @@ type Status struct {
 	Kernel    Kernel        `json:"kernel"`
 	Tunnels   []Tunnel      `json:"tunnels"`
 	Cut       cut.Summary   `json:"cut"`
-	Errors    []string      `json:"errors,omitempty"`
+	// Watchers are the daemon's event sources; a degraded one says since
+	// when and why (it is also named in Errors).
+	Watchers []supervise.Source `json:"watchers"`
+	Errors   []string           `json:"errors,omitempty"`
 }
 
 // Mode is what was asked for and what runs, with the reason they differ.

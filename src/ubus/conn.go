@@ -26,6 +26,21 @@ const DefaultTimeout = 30 * time.Second
 // writeTimeout keeps a stuck ubusd from blocking a writer forever.
 const writeTimeout = 10 * time.Second
 
+// MaxCallsInFlight bounds the method calls of named objects one
+// connection runs at once. A call beyond it is answered at once with
+// StatusBusy and a text saying so, so a flood of pipelined calls costs
+// neither goroutines nor memory beyond the bound.
+const MaxCallsInFlight = 32
+
+// StatusBusy answers a call refused because MaxCallsInFlight calls are
+// running: libubus has no busy code, and NO_MEMORY ("Out of memory") is
+// what ubusd itself answers when it cannot take more.
+const StatusBusy = StatusNoMemory
+
+// maxBusyAnswers bounds the refusals waiting to be written (16 bytes
+// each); beyond it a refused call gets no answer and its caller times out.
+const maxBusyAnswers = 1 << 16
+
 // ErrClosed is returned for requests on a closed connection.
 var ErrClosed = errors.New("ubus connection closed")
 
@@ -44,6 +59,9 @@ type Conn struct {
 	pending  map[reqKey]*request
 	bindings map[uint32]*binding
 	err      error
+
+	inflight chan struct{} // one token per method call running
+	busy     busyQueue     // refusals, written by their own goroutine
 
 	done     chan struct{}
 	ctx      context.Context // cancelled when the connection closes; handlers get it
@@ -118,10 +136,13 @@ func newConn(nc net.Conn, log logrus.FieldLogger) (*Conn, error) {
 		log:      log,
 		pending:  map[reqKey]*request{},
 		bindings: map[uint32]*binding{},
+		inflight: make(chan struct{}, MaxCallsInFlight),
 		done:     make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.busy.cond = sync.NewCond(&c.busy.mu)
 	go c.readLoop()
+	go c.busyLoop()
 	return c, nil
 }
 
@@ -155,6 +176,7 @@ func (c *Conn) shutdown(err error) {
 		c.mu.Unlock()
 		c.nc.Close()
 		c.cancel()
+		c.busy.close()
 		for _, r := range pending {
 			r.status = StatusConnectionFailed
 			close(r.done)
@@ -198,8 +220,18 @@ func (c *Conn) dispatch(m *Message) {
 		c.mu.Unlock()
 		if b != nil && b.obj == nil {
 			b.enqueue(c, id, m)
-		} else {
-			go c.serveInvoke(b, id, m)
+			return
+		}
+		select {
+		case c.inflight <- struct{}{}:
+			go func() {
+				defer func() { <-c.inflight }()
+				c.serveInvoke(b, id, m)
+			}()
+		default:
+			if nr, _ := m.U8(AttrNoReply); nr == 0 {
+				c.busy.push(busyCall{id: id, seq: m.Seq, peer: m.Peer})
+			}
 		}
 	case MsgNotify:
 		// ubusd tells an object's owner whether it has subscribers.

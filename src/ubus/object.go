@@ -275,6 +275,70 @@ func (c *Conn) serveInvoke(b *binding, id uint32, m *Message) {
 	}
 }
 
+// busyCall is a call refused beyond MaxCallsInFlight, to be answered.
+type busyCall struct {
+	id, peer uint32
+	seq      uint16
+}
+
+// busyQueue holds refusals for busyLoop. The reader only queues them:
+// were it to write, it could block on a ubusd that stops reading from a
+// client while it has data to send that client, and neither would read.
+type busyQueue struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	calls []busyCall
+	gone  bool
+}
+
+func (q *busyQueue) push(b busyCall) {
+	q.mu.Lock()
+	if len(q.calls) < maxBusyAnswers && !q.gone {
+		q.calls = append(q.calls, b)
+		q.cond.Signal()
+	}
+	q.mu.Unlock()
+}
+
+func (q *busyQueue) close() {
+	q.mu.Lock()
+	q.gone = true
+	q.calls = nil
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// busyLoop answers refused calls with StatusBusy and a text telling the
+// caller to try again, until the connection closes.
+func (c *Conn) busyLoop() {
+	text := fmt.Sprintf("busy: %d calls are running already (the limit); try again", MaxCallsInFlight)
+	for {
+		c.busy.mu.Lock()
+		for len(c.busy.calls) == 0 && !c.busy.gone {
+			c.busy.cond.Wait()
+		}
+		if c.busy.gone {
+			c.busy.mu.Unlock()
+			return
+		}
+		b := c.busy.calls[0]
+		c.busy.calls = c.busy.calls[1:]
+		if len(c.busy.calls) == 0 {
+			c.busy.calls = nil // give the backing array back after a flood
+		}
+		c.busy.mu.Unlock()
+		d := &Message{Header: Header{Type: MsgData, Seq: b.seq, Peer: b.peer}}
+		d.AddU32(AttrObjID, b.id)
+		if d.AddTable(AttrData, Table{{"error", text}}) == nil {
+			c.send(d)
+		}
+		s := &Message{Header: Header{Type: MsgStatus, Seq: b.seq, Peer: b.peer}}
+		s.AddU32(AttrStatus, uint32(StatusBusy))
+		s.AddU32(AttrObjID, b.id)
+		c.send(s)
+	}
+}
+
 func (c *Conn) invoke(b *binding, m *Message) (data any, st int) {
 	if b == nil {
 		return nil, StatusNotFound

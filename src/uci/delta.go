@@ -1,10 +1,10 @@
 package uci
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -97,7 +97,7 @@ func Staged(root, pkg string) ([]Change, error) {
 	var all []Change
 	var errs []error
 	for _, path := range StagedPaths(root, pkg) {
-		data, err := os.ReadFile(path)
+		data, err := readFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -114,27 +114,31 @@ func Staged(root, pkg string) ([]Change, error) {
 }
 
 // ParseDelta parses the text of a delta file of package pkg; see Staged.
+// A line is what libuci's uci_parse_delta reads as one change: a value in
+// quotes may hold line breaks, so one change can span several lines.
 func ParseDelta(name, pkg string, data []byte) ([]Change, error) {
+	if len(data) > MaxFileSize {
+		return nil, &ParseError{File: name, Msg: fmt.Sprintf("staged changes file is %d bytes, over the %s limit", len(data), sizeText(MaxFileSize)),
+			Fix: "revert them with `uci revert " + pkg + "`"}
+	}
 	var changes []Change
 	var bad []error
 	s := &scanner{file: name, in: data}
 	for s.next < len(s.in) {
-		s.pos = 0
-		s.getln(0)
-		line := s.line
-		if len(strings.TrimSpace(string(s.buf))) == 0 {
+		start := s.next
+		c, msg := parseDeltaLine(s, pkg)
+		if msg == "" && bytes.IndexByte(s.in[start:s.next], 0) >= 0 {
+			msg = "NUL byte in the line"
+		}
+		switch {
+		case msg == "blank":
 			continue
-		}
-		c, msg := Change{}, "NUL byte in the line"
-		if strings.IndexByte(string(s.buf), 0) < 0 {
-			c, msg = parseDeltaLine(s, pkg)
-		}
-		if msg != "" {
-			bad = append(bad, &ParseError{File: name, Line: line, Msg: msg,
+		case msg != "":
+			bad = append(bad, &ParseError{File: name, Line: s.first, Msg: msg,
 				Fix: "this staged change is ignored, as uci ignores it; revert it with `uci revert " + pkg + "` or fix the line"})
 			continue
 		}
-		c.File, c.Line = name, line
+		c.File, c.Line = name, s.first
 		changes = append(changes, c)
 	}
 	return changes, errors.Join(bad...)
@@ -152,10 +156,18 @@ func parseDeltaLine(s *scanner, pkg string) (c Change, msg string) {
 			msg = pf.err.Msg
 		}
 	}()
-	s.skipWhitespace()
+	s.pos = 0
+	s.getln(0)
+	if len(bytes.TrimSpace(s.buf)) == 0 {
+		return c, "blank" // libuci fails on it too, silently
+	}
 	arg := s.nextArg(argName{"staged change", ""}).val
-	s.skipWhitespace() // unlike libuci, tolerate trailing blanks
-	if s.cur() != 0 {
+	// uci_parse_delta_tuple: past the one character that ended the word,
+	// nothing may follow, not even a blank or the \n of a \r\n
+	if rest := s.buf[min(s.pos, len(s.buf)):]; len(rest) > 0 && rest[0] != 0 {
+		if len(bytes.TrimSpace(rest)) == 0 {
+			return c, "trailing blank or carriage return after the change"
+		}
 		return c, "more than one word on the line"
 	}
 	c.Op = OpSet
@@ -185,7 +197,7 @@ func parseDeltaLine(s *scanner, pkg string) (c Change, msg string) {
 	case len(parts) == 3 && !validName(c.Option):
 		return c, fmt.Sprintf("invalid option name %q", c.Option)
 	case c.HasValue && !validText(c.Value):
-		return c, "value holds a line break or control character"
+		return c, "value holds a control character"
 	case c.Op != OpRemove && !c.HasValue:
 		return c, "change without a value"
 	case c.Op == OpReorder && c.Option != "":
@@ -198,11 +210,11 @@ func parseDeltaLine(s *scanner, pkg string) (c Change, msg string) {
 	return c, ""
 }
 
-// validText is uci_validate_text: no line breaks or control characters
-// other than tab.
+// validText is uci_validate_text: no control characters but tab, line
+// feed and carriage return.
 func validText(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\r' || c == '\n' || (c < 32 && c != '\t') {
+		if c := s[i]; c < 32 && c != '\t' && c != '\n' && c != '\r' {
 			return false
 		}
 	}

@@ -95,3 +95,39 @@ func TestChangeTouches(t *testing.T) {
 		}
 	}
 }
+
+// What libuci 66127cd reads from each line (`uci changes` of this file):
+// a value may hold line breaks and carriage returns (uci_validate_text
+// allows them, and a quoted value goes on on the next line), but nothing may
+// follow the change, not a blank, not the \r of a CRLF line end: uci ignores
+// such a line, so a change there is no pending change.
+func TestParseDeltaAsLibuciReadsIt(t *testing.T) {
+	in := "fpt.x.a='1'\n" +
+		"fpt.x.b='2' \n" +
+		"fpt.x.c='3'\r\n" +
+		"fpt.x.d='l1\nl2'\n" +
+		"fpt.x.e='c\rr'\n" +
+		"fpt.x.f=v#c\n" +
+		"  fpt.x.g=7\n" +
+		"fpt.x.h='8'\t\n" +
+		"fpt.x.i='9'"
+	got, err := ParseDelta("/tmp/.uci/fpt", "fpt", []byte(in))
+	want := []struct {
+		option, value string
+		line          int
+	}{{"a", "1", 1}, {"d", "l1\nl2", 4}, {"e", "c\rr", 6}, {"f", "v", 7}, {"g", "7", 8}, {"i", "9", 10}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d changes, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].Option != w.option || got[i].Value != w.value || got[i].Line != w.line {
+			t.Errorf("change %d: got %s.%s=%q on line %d, want %s=%q on line %d",
+				i, got[i].Section, got[i].Option, got[i].Value, got[i].Line, w.option, w.value, w.line)
+		}
+	}
+	for _, w := range []string{":2: trailing blank or carriage return", ":3: trailing blank or carriage return", ":9: trailing blank"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q: %v", w, err)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func Load(root, pkg string) (*File, error) {
 		return nil, fmt.Errorf("uci: invalid config name %q: use letters, digits, _ and - only", pkg)
 	}
 	path := ConfigPath(root, pkg)
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("uci: %w", err)
 	}
@@ -37,15 +37,24 @@ func Load(root, pkg string) (*File, error) {
 var beforeRename = func(tmp string) error { return nil }
 
 // Save writes f to root/etc/config/<f.Package> atomically: a temporary file
-// in the same directory (named with a leading dot and a '.', which libuci
-// never takes for a config), synced, given the old file's mode and owner,
-// then renamed over it. Only the config file is written: changes staged in
-// root/tmp/.uci and rpcd's session directories stay pending.
+// (named with a leading dot and a '.', which libuci never takes for a
+// config), synced, given the old file's mode and owner, then renamed over
+// it. Only the config file is written: changes staged in root/tmp/.uci and
+// rpcd's session directories stay pending.
+//
+// A config that is a symlink stays one: as libuci's uci_file_commit renames
+// its new file over realpath(path), the file the link points to is replaced
+// and the link is kept. Unlike libuci, which makes its temporary file in
+// the config directory (so its rename fails when the link points to
+// another filesystem), the temporary file is made beside that target.
 func Save(root string, f *File) error {
 	if !validPackage(f.Package) {
 		return fmt.Errorf("uci: cannot save %q: invalid config name %q", f.Name, f.Package)
 	}
-	path := ConfigPath(root, f.Package)
+	path, err := linkTarget(ConfigPath(root, f.Package))
+	if err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	mode := fs.FileMode(0o644)
 	old, err := os.Stat(path)
@@ -90,6 +99,42 @@ func Save(root string, f *File) error {
 	ok = true
 	syncDir(dir)
 	return nil
+}
+
+// linkTarget is the file a write to path replaces: path itself, or, when
+// path is a symlink, the file it finally points to (realpath), which need
+// not exist yet (libuci creates a dangling link's target when it opens the
+// config for writing).
+func linkTarget(path string) (string, error) {
+	for hops := 0; hops < 40; hops++ {
+		st, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("uci: %w", err)
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return real, nil
+		}
+		// a dangling link: follow it one step, its directory resolved
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("uci: %w", err)
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		dir, err := filepath.EvalSymlinks(filepath.Dir(dest))
+		if err != nil {
+			return "", fmt.Errorf("uci: %s is a symlink to %s, whose directory does not exist: %w", path, dest, err)
+		}
+		path = filepath.Join(dir, filepath.Base(dest))
+	}
+	return "", fmt.Errorf("uci: %s: too many levels of symbolic links", path)
 }
 
 func syncDir(dir string) {

@@ -231,3 +231,68 @@ func TestSaveNewFile(t *testing.T) {
 		t.Errorf("saving into a missing directory: %v", err)
 	}
 }
+
+// /etc/config/firewall as a symlink (an overlay, a config kept elsewhere):
+// libuci's uci_file_commit renames its new file over realpath(path), so the
+// link stays and the file it points to gets the new text. Save does the
+// same, for relative and absolute links, chains of links, and a dangling
+// link (whose target libuci creates).
+func TestSaveThroughSymlinkKeepsTheLink(t *testing.T) {
+	for _, tt := range []struct{ name, link string }{
+		{"relative", "../../data/firewall"},
+		{"absolute", ""},
+		{"chain", "chain"},
+		{"dangling", "../../data/new/firewall"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root, data := fixtureRoot(t, "firewall-23.05-rom", 0o640)
+			path := ConfigPath(root, "firewall")
+			dataDir := filepath.Join(root, "data")
+			target := filepath.Join(dataDir, "firewall")
+			os.MkdirAll(filepath.Join(dataDir, "new"), 0o755)
+			os.Rename(path, target)
+			link := tt.link
+			switch tt.name {
+			case "absolute":
+				link = target
+			case "chain":
+				os.Symlink("firewall", filepath.Join(dataDir, "link2"))
+				os.Rename(target, filepath.Join(dataDir, "firewall"))
+				link = "../../data/link2"
+			case "dangling":
+				target = filepath.Join(dataDir, "new", "firewall")
+			}
+			if err := os.Symlink(link, path); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse(path, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Package = "firewall"
+			mustSet(t, f, "@defaults[0]", "flow_offloading", "1")
+			if err := Save(root, f); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.Readlink(path); err != nil || got != link {
+				t.Errorf("the config is no longer the symlink to %s: %q %v", link, got, err)
+			}
+			got, err := os.ReadFile(target)
+			if err != nil || string(got) != string(f.Bytes()) {
+				t.Errorf("the link's target %s does not hold the new text: %v", target, err)
+			}
+			if tt.name != "dangling" {
+				if st, _ := os.Stat(target); st.Mode().Perm() != 0o640 {
+					t.Errorf("target mode %v, want 0640 as before", st.Mode().Perm())
+				}
+			}
+			for _, dir := range []string{filepath.Dir(path), dataDir, filepath.Join(dataDir, "new")} {
+				for _, n := range dirNames(t, dir) {
+					if strings.HasSuffix(n, ".tmp") {
+						t.Errorf("temporary file %s left in %s", n, dir)
+					}
+				}
+			}
+		})
+	}
+}

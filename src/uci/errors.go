@@ -6,12 +6,15 @@ import "fmt"
 // with the fix a person should make.
 type ParseError struct {
 	File string
-	Line int
+	Line int // 0 when the file as a whole is refused
 	Msg  string
 	Fix  string
 }
 
 func (e *ParseError) Error() string {
+	if e.Line == 0 { // the file as a whole
+		return fmt.Sprintf("%s: %s — %s", e.File, e.Msg, e.Fix)
+	}
 	if e.Fix == "" {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}

@@ -42,6 +42,16 @@ func TestParseErrors(t *testing.T) {
 		{"trailing ';' leaves a newline that is not a command", "config a x\noption v '1';\n", 2,
 			"invalid command", ""},
 		{"NUL byte", "config a x\n\x00\n", 2, "NUL byte", "restore"},
+		// libuci names the line it had read last when it found the error
+		// (pctx->line): with a backslash continuation, the joined line.
+		{"argument joined by a trailing backslash", "config a x\n\toption p '1' \\\nlist q 2\n", 3,
+			`too many arguments for option 'p' (unexpected "list")`, ""},
+		{"invalid name after a continuation", "config a x\n\toption \\\np-q 1\n", 3,
+			`invalid option name "p-q"`, ""},
+		{"continuation then a blank: the name is missing", "config a x\n\toption \\\n p-q 1\n", 3,
+			"option without a name", ""},
+		{"section of another type, continued", "config a x\nconfig \\\nb x\n", 3,
+			`section "x" is declared again with type "b"`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

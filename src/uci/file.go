@@ -17,8 +17,9 @@ type File struct {
 	Package  string // config name, e.g. "firewall"
 	Sections []*Section
 
-	src   []byte      // current text; Bytes returns it
-	stmts []statement // every statement of src, in order
+	src    []byte         // current text; Bytes returns it
+	stmts  []statement    // every statement of src, in order
+	byName map[string]int // index into Sections of each named section, as parsed
 }
 
 // Section is one `config TYPE ['NAME']` section. Anonymous sections carry
@@ -28,8 +29,9 @@ type Section struct {
 	Anonymous  bool
 	Options    []*Option
 
-	line  int   // line of its first config statement
-	stmts []int // indices into File.stmts of the statements that built it
+	line      int            // line of its first config statement
+	stmts     []int          // indices into File.stmts of the statements that built it
+	optByName map[string]int // index into Options, once there are many
 }
 
 // Option is an `option` (one value) or a `list` (IsList, any number).
@@ -44,7 +46,13 @@ func (f *File) Bytes() []byte {
 	return append([]byte(nil), f.src...)
 }
 
+// index finds a section by name: through the parser's index, so lookups
+// stay constant-time in files of 100,000 sections, or, should Sections
+// have been changed since, by a scan.
 func (f *File) index(name string) int {
+	if i, ok := f.byName[name]; ok && i < len(f.Sections) && f.Sections[i].Name == name {
+		return i
+	}
 	for i, s := range f.Sections {
 		if s.Name == name {
 			return i
@@ -115,7 +123,31 @@ func (f *File) SectionsOfType(typ string) []*Section {
 	return out
 }
 
+// manyOptions is the option count from which a section indexes its options
+// by name (a section of thousands of options would otherwise parse in
+// quadratic time).
+const manyOptions = 16
+
 func (s *Section) optionIndex(name string) int {
+	if i, ok := s.optByName[name]; ok && i < len(s.Options) && s.Options[i].Name == name {
+		return i
+	}
+	return s.scanOptions(name)
+}
+
+// parsedOptionIndex is optionIndex while parsing, when the index by name
+// is complete: a miss needs no scan.
+func (s *Section) parsedOptionIndex(name string) int {
+	if s.optByName == nil {
+		return s.scanOptions(name)
+	}
+	if i, ok := s.optByName[name]; ok {
+		return i
+	}
+	return -1
+}
+
+func (s *Section) scanOptions(name string) int {
 	for i, o := range s.Options {
 		if o.Name == name {
 			return i
@@ -166,4 +198,19 @@ func (s *Section) Bool(name string, def bool) (bool, error) {
 	}
 	return def, fmt.Errorf("uci: option %q of section %q (%s) is %q, not a boolean: use 1/0, yes/no, on/off, true/false or enabled/disabled",
 		name, s.Name, s.Type, v)
+}
+
+// appendOption adds an option at the end, keeping the index by name once
+// there are many.
+func (s *Section) appendOption(o *Option) {
+	s.Options = append(s.Options, o)
+	switch {
+	case s.optByName != nil:
+		s.optByName[o.Name] = len(s.Options) - 1
+	case len(s.Options) >= manyOptions:
+		s.optByName = make(map[string]int, 2*len(s.Options))
+		for i, o := range s.Options {
+			s.optByName[o.Name] = i
+		}
+	}
 }

@@ -25,23 +25,29 @@ func Parse(name string, data []byte) (*File, error) {
 	if name == "" {
 		f.Package = ""
 	}
+	if len(data) > MaxFileSize {
+		return nil, &ParseError{File: name, Msg: fmt.Sprintf("file is %d bytes, over the %s a config file may have", len(data), sizeText(MaxFileSize)),
+			Fix: "this is not a config file: restore it from a backup (or /rom/etc/config)"}
+	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		return nil, &ParseError{File: name, Line: 1 + bytes.Count(data[:i], []byte{'\n'}),
 			Msg: "NUL byte in config file", Fix: "the file is not text; restore it from a backup (or /rom/etc/config)"}
 	}
-	p := &parser{s: scanner{file: name, in: data}, f: f, cur: -1}
+	p := &parser{s: scanner{file: name, in: data}, f: f, cur: -1, byName: map[string]int{}}
 	if err := p.run(); err != nil {
 		return nil, err
 	}
+	f.byName = p.byName
 	return f, nil
 }
 
 type parser struct {
 	s       scanner
 	f       *File
-	cur     int // section options go to; -1 before the first config line
-	nsec    int // sections allocated so far: the XX of cfgXXYYYY
-	cmdLine int // line of the command word being parsed
+	cur     int            // section options go to; -1 before the first config line
+	nsec    int            // sections allocated so far: the XX of cfgXXYYYY
+	cmdLine int            // line of the command word being parsed
+	byName  map[string]int // named sections by name: index into f.Sections
 }
 
 func (p *parser) run() (err error) {
@@ -140,11 +146,11 @@ func (p *parser) command() (word string, start, end int, ok bool) {
 		j++
 	}
 	word = string(s.buf[i:j])
-	p.cmdLine = s.lines[i]
+	p.cmdLine = s.lineOf(i)
 	if j < len(s.buf) {
 		s.buf[j] = 0
 	}
-	return word, s.off[i], j, true
+	return word, s.offsetAt(i), j, true
 }
 
 // assertEOL refuses a further argument (libuci's assert_eol, strict mode).
@@ -160,11 +166,11 @@ func (p *parser) assertEOL(cmd argName) {
 	msg := fmt.Sprintf("too many arguments for %s (unexpected %q)", what, t.val)
 	switch cmd.what {
 	case "package":
-		p.s.fail(t.line, msg, "write package NAME")
+		p.s.fail(p.s.line, msg, "write package NAME")
 	case "config":
-		p.s.fail(t.line, msg, "a section starts with config TYPE ['NAME']; quote a name only once")
+		p.s.fail(p.s.line, msg, "a section starts with config TYPE ['NAME']; quote a name only once")
 	}
-	p.s.fail(t.line, msg, fmt.Sprintf("quote a value that contains spaces: %s %s 'a b'", cmd.what, cmd.name))
+	p.s.fail(p.s.line, msg, fmt.Sprintf("quote a value that contains spaces: %s %s 'a b'", cmd.what, cmd.name))
 }
 
 func (p *parser) statement(kind byte, start int, args ...token) {
@@ -194,7 +200,7 @@ func (p *parser) parsePackage(start int) {
 		p.s.fail(p.s.line, "package without a name", "write package NAME or remove the line")
 	}
 	if !validPackage(name.val) {
-		p.s.fail(name.line, fmt.Sprintf("invalid package name %q", name.val),
+		p.s.fail(p.s.line, fmt.Sprintf("invalid package name %q", name.val),
 			"use letters, digits, _ and - only")
 	}
 	p.assertEOL(argName{what: "package"})
@@ -212,27 +218,28 @@ func (p *parser) parseConfig(start int) {
 		p.s.fail(p.s.line, "config without a section type", "write config TYPE ['NAME']")
 	}
 	if !validType(typ.val) {
-		p.s.fail(typ.line, fmt.Sprintf("invalid section type %q", typ.val),
+		p.s.fail(p.s.line, fmt.Sprintf("invalid section type %q", typ.val),
 			"a type is printable characters without spaces, e.g. config zone")
 	}
 	name := p.s.nextArg(argName{"section name", ""})
 	if name.val != "" && !validName(name.val) {
-		p.s.fail(name.line, fmt.Sprintf("invalid section name %q: only letters, digits and _ are allowed", name.val),
+		p.s.fail(p.s.line, fmt.Sprintf("invalid section name %q: only letters, digits and _ are allowed", name.val),
 			fmt.Sprintf("rename it, e.g. '%s'", sanitizeName(name.val)))
 	}
 	p.assertEOL(argName{what: "config"})
 
 	f := p.f
-	switch idx := f.index(name.val); {
+	idx, seen := p.byName[name.val]
+	switch {
 	case name.val == "":
 		p.nsec++
 		f.Sections = append(f.Sections, &Section{Type: typ.val, Name: autoName(p.nsec, typ.val),
 			Anonymous: true, line: typ.line})
 		p.cur = len(f.Sections) - 1
-	case idx >= 0:
+	case seen:
 		// A repeated name reopens the section: its options merge.
 		if old := f.Sections[idx]; old.Type != typ.val {
-			p.s.fail(typ.line, fmt.Sprintf("section %q is declared again with type %q; line %d declared it as %q",
+			p.s.fail(p.s.line, fmt.Sprintf("section %q is declared again with type %q; line %d declared it as %q",
 				name.val, typ.val, old.line, old.Type), "rename one of the two sections")
 		}
 		p.cur = idx
@@ -240,6 +247,7 @@ func (p *parser) parseConfig(start int) {
 		p.nsec++
 		f.Sections = append(f.Sections, &Section{Type: typ.val, Name: name.val, line: typ.line})
 		p.cur = len(f.Sections) - 1
+		p.byName[name.val] = p.cur
 	}
 	p.statement('c', start, typ, name)
 }
@@ -257,7 +265,7 @@ func (p *parser) parseOption(start int, list bool) {
 		p.s.fail(p.s.line, cmd+" without a name", "write "+cmd+" NAME 'value'")
 	}
 	if !validName(name.val) {
-		p.s.fail(name.line, fmt.Sprintf("invalid %s name %q: only letters, digits and _ are allowed", cmd, name.val),
+		p.s.fail(p.s.line, fmt.Sprintf("invalid %s name %q: only letters, digits and _ are allowed", cmd, name.val),
 			fmt.Sprintf("rename it, e.g. '%s'", sanitizeName(name.val)))
 	}
 	value := p.s.nextArg(argName{cmd, name.val})
@@ -272,31 +280,31 @@ func (p *parser) parseOption(start int, list bool) {
 	p.statement(cmd[0], start, name, value)
 }
 
-// setOption is libuci's uci_set on an option: an empty value deletes it, a
-// new value replaces it (moving it to the end, as libuci reallocates it).
+// setOption is libuci's uci_set as its parser calls it: an empty value
+// changes nothing (uci_set returns early, as the parser's lookup is never
+// "complete"), a new value replaces the option where it stands, a list
+// included.
 func (s *Section) setOption(name, value string) {
-	i := s.optionIndex(name)
 	if value == "" {
-		if i >= 0 {
-			s.Options = append(s.Options[:i], s.Options[i+1:]...)
-		}
 		return
 	}
-	if i >= 0 {
-		if o := s.Options[i]; !o.IsList && o.Values[0] == value {
-			return
-		}
-		s.Options = append(s.Options[:i], s.Options[i+1:]...)
+	i := s.parsedOptionIndex(name)
+	if i < 0 {
+		s.appendOption(&Option{Name: name, Values: []string{value}})
+		return
 	}
-	s.Options = append(s.Options, &Option{Name: name, Values: []string{value}})
+	if o := s.Options[i]; !o.IsList && o.Values[0] == value {
+		return
+	}
+	s.Options[i] = &Option{Name: name, Values: []string{value}}
 }
 
-// addList is libuci's uci_add_list: an option turns into a list that keeps
-// its value as the first element.
+// addList is libuci's uci_add_list: an option turns into a list, where it
+// stands, that keeps its value as the first element.
 func (s *Section) addList(name, value string) {
-	i := s.optionIndex(name)
+	i := s.parsedOptionIndex(name)
 	if i < 0 {
-		s.Options = append(s.Options, &Option{Name: name, Values: []string{value}, IsList: true})
+		s.appendOption(&Option{Name: name, Values: []string{value}, IsList: true})
 		return
 	}
 	o := s.Options[i]
@@ -304,6 +312,5 @@ func (s *Section) addList(name, value string) {
 		o.Values = append(o.Values, value)
 		return
 	}
-	s.Options = append(s.Options[:i], s.Options[i+1:]...)
-	s.Options = append(s.Options, &Option{Name: name, Values: []string{o.Values[0], value}, IsList: true})
+	s.Options[i] = &Option{Name: name, Values: []string{o.Values[0], value}, IsList: true}
 }

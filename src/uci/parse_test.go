@@ -61,10 +61,20 @@ func TestParseGrammar(t *testing.T) {
 			"x=a\nx.p=[one|two]\n"},
 		{"option after list replaces it", "config a x\nlist p one\nlist p two\noption p three\n",
 			"x=a\nx.p=three\n"},
-		{"repeated option: the last wins and moves to the end", "config a x\noption p 1\noption q 2\noption p 3\n",
-			"x=a\nx.q=2\nx.p=3\n"},
-		{"empty value deletes an option", "config a x\noption p 1\noption q 2\noption p ''\noption r\n",
-			"x=a\nx.q=2\n"},
+		// What `uci export` of libuci 66127cd prints for these files: a
+		// replaced option keeps its place (uci_set allocates the new one
+		// after the old), an option turned list too (uci_add_list), and an
+		// empty value changes nothing (the parser's uci_set returns early).
+		{"repeated option: the last wins where the first stood", "config a x\noption p 1\noption q 2\noption p 3\n",
+			"x=a\nx.p=3\nx.q=2\n"},
+		{"an option turned list keeps its place", "config a x\noption p 1\noption q 2\nlist p 3\n",
+			"x=a\nx.p=[1|3]\nx.q=2\n"},
+		{"a list turned option keeps its place", "config a x\nlist p 1\noption q 2\noption p 3\n",
+			"x=a\nx.p=3\nx.q=2\n"},
+		{"an empty value keeps the earlier one", "config a x\noption p 1\noption q 2\noption p ''\noption r\nlist p 2\n",
+			"x=a\nx.p=[1|2]\nx.q=2\n"},
+		{"an empty value keeps a list", "config a x\nlist p 1\noption p \"\"\n",
+			"x=a\nx.p=[1]\n"},
 		{"a named section reopened merges", "config a x\noption p 1\nconfig b y\nconfig a x\noption q 2\n",
 			"x=a\nx.p=1\nx.q=2\ny=b\n"},
 		{"empty name means anonymous (5381*33+97 = 0x2b606)", "config a ''\noption p 1\n",

@@ -1,22 +1,33 @@
 package uci
 
+import (
+	"bytes"
+	"fmt"
+	"sort"
+)
+
 // scanner is libuci's parse context (file.c) ported byte for byte: a buffer
 // holding the current logical line, which libuci mutates in place (it writes
 // NUL terminators and copies decoded characters down over the raw ones). The
 // mutations decide some corner cases of the grammar (what a ';' after an
 // unquoted word does, where a '#' starts a comment), so they are kept rather
-// than redesigned. off records, for every buffer byte, its offset in the
-// input, which is what lets Set rewrite one token of the original text.
+// than redesigned. segs records where each physical line read into buf came
+// from, which is what lets Set rewrite one token of the original text.
 type scanner struct {
 	file  string
 	in    []byte
 	next  int    // offset of the first input byte not yet read into buf
 	buf   []byte // current logical line; a 0 byte ends a string, as in C
-	off   []int  // off[i] is the input offset of buf[i] as read
-	lines []int  // lines[i] is the physical line buf[i] was read from
+	segs  []segment
 	pos   int
 	line  int // physical lines read so far: the line number of buf's last line
+	first int // line the current logical line started on
 }
+
+// segment is one physical line in buf: buf[at:] (up to the next segment)
+// was read from in[from:] on line line. A logical line has one segment per
+// physical line, so this costs nothing per byte.
+type segment struct{ at, from, line int }
 
 // token is one argument: its decoded value and the raw text it came from.
 type token struct {
@@ -59,28 +70,46 @@ func (s *scanner) at(i int) byte {
 // getln reads the next physical line into buf at offset, dropping whatever
 // buf held from offset on (libuci's uci_getln). It reports whether a line
 // was read.
+//
+// A logical line (a statement with its quoted line breaks and backslash
+// continuations) longer than MaxStatement is refused, naming the line it
+// started on; the input is then consumed past the physical line, so a
+// caller that skips bad lines goes on with the next one.
 func (s *scanner) getln(offset int) bool {
 	s.buf = s.buf[:offset]
-	s.off = s.off[:offset]
-	s.lines = s.lines[:offset]
+	for len(s.segs) > 0 && s.segs[len(s.segs)-1].at >= offset {
+		s.segs = s.segs[:len(s.segs)-1]
+	}
 	if s.next >= len(s.in) {
 		return false
 	}
-	end := s.next
-	for end < len(s.in) && s.in[end] != '\n' {
-		end++
-	}
-	if end < len(s.in) {
-		end++ // keep the newline, as fgets does
+	end := len(s.in)
+	if i := bytes.IndexByte(s.in[s.next:], '\n'); i >= 0 {
+		end = s.next + i + 1 // keep the newline, as fgets does
 	}
 	s.line++
-	for i := s.next; i < end; i++ {
-		s.buf = append(s.buf, s.in[i])
-		s.off = append(s.off, i)
-		s.lines = append(s.lines, s.line)
+	if offset == 0 {
+		s.first = s.line
 	}
+	start := s.next
 	s.next = end
+	if offset+end-start > MaxStatement {
+		s.fail(s.first, fmt.Sprintf("statement longer than %s, the limit for one line or value", sizeText(MaxStatement)),
+			"a value this long is not configuration: keep large data in a file and name its path in the option")
+	}
+	s.segs = append(s.segs, segment{at: offset, from: start, line: s.line})
+	s.buf = append(s.buf, s.in[start:end]...)
 	return true
+}
+
+// seg is the segment holding buffer position i (the last one for i past
+// the buffer).
+func (s *scanner) seg(i int) segment {
+	k := sort.Search(len(s.segs), func(k int) bool { return s.segs[k].at > i }) - 1
+	if k < 0 {
+		return segment{from: s.next, line: s.line}
+	}
+	return s.segs[k]
 }
 
 // isSpace is C's isspace in the "C" locale.
@@ -161,8 +190,8 @@ func (s *scanner) parseSingleQuote(target *int, what argName) {
 
 // lineOf is the physical line buffer position i was read from.
 func (s *scanner) lineOf(i int) int {
-	if i < len(s.lines) {
-		return s.lines[i]
+	if i < len(s.buf) {
+		return s.seg(i).line
 	}
 	return s.line
 }
@@ -170,8 +199,9 @@ func (s *scanner) lineOf(i int) int {
 // offsetAt is the input offset of buffer position i (the end of what was
 // read when i is past the buffer).
 func (s *scanner) offsetAt(i int) int {
-	if i < len(s.off) {
-		return s.off[i]
+	if i < len(s.buf) {
+		g := s.seg(i)
+		return g.from + i - g.at
 	}
 	return s.next
 }
@@ -239,8 +269,8 @@ func (s *scanner) nextArg(what argName) token {
 	}
 	t.val = string(s.buf[val:ptr])
 	if rawEnd > val {
-		t.start = s.off[val]
-		t.end = s.off[rawEnd-1] + 1
+		t.start = s.offsetAt(val)
+		t.end = s.offsetAt(rawEnd-1) + 1
 	} else {
 		t.start = s.offsetAt(val)
 		t.end = t.start

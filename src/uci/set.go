@@ -29,7 +29,7 @@ func (f *File) Set(addr, option, value string) error {
 		return fmt.Errorf("uci: invalid option name %q: use letters, digits and _ only", option)
 	}
 	if value == "" {
-		return fmt.Errorf("uci: empty value for %s.%s.%s: UCI reads an empty value as deleting the option; give a value",
+		return fmt.Errorf("uci: empty value for %s.%s.%s: written to the file it would change nothing (libuci keeps the earlier value), and this writer does not delete options; give a value",
 			f.Package, sec.Name, option)
 	}
 	if strings.IndexByte(value, 0) >= 0 {

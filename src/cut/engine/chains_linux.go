@@ -80,8 +80,8 @@ func (e *Engine) queueChain(device string) {
 
 func (e *Engine) queueRules(device string) {
 	c := chainFor(e.table, device)
-	e.nft.AddRule(cutRule(e.table, c, e.set4, false, e.cfg.Expiry))
-	e.nft.AddRule(cutRule(e.table, c, e.set6, true, e.cfg.Expiry))
+	e.nft.AddRule(cutRule(e.table, c, e.set4, e.rel4, false, e.cfg.Expiry))
+	e.nft.AddRule(cutRule(e.table, c, e.set6, e.rel6, true, e.cfg.Expiry))
 }
 
 // chainRefused records a device whose chain the kernel did not take; no
@@ -174,16 +174,21 @@ func (e *Engine) detach(name string, c *nftables.Chain) {
 func (e *Engine) rulesMatch(rules []*nftables.Rule) bool {
 	for i, r := range rules {
 		set := []*nftables.Set{e.set4, e.set6}[i]
-		var lookup, dynset bool
+		released := []*nftables.Set{e.rel4, e.rel6}[i]
+		var lookup, guard, dynset bool
 		for _, x := range r.Exprs {
 			switch x := x.(type) {
 			case *expr.Lookup:
-				lookup = x.SetName == set.Name
+				if x.Invert {
+					guard = x.SetName == released.Name
+				} else {
+					lookup = x.SetName == set.Name
+				}
 			case *expr.Dynset:
 				dynset = x.SetName == set.Name && x.Timeout == e.cfg.Expiry && x.Operation == unix.NFT_DYNSET_OP_UPDATE
 			}
 		}
-		if !lookup || !dynset || len(r.Exprs) != 10 {
+		if !lookup || !guard || !dynset || len(r.Exprs) != 11 {
 			return false
 		}
 	}

@@ -191,6 +191,7 @@ func (e *Engine) insertMore(run *insertRun, cuts []cut.Cut) {
 	for lo := 0; lo < len(cuts); lo += insertChunk {
 		hi := min(lo+insertChunk, len(cuts))
 		chunk := cuts[lo:hi]
+		e.clearReleased(chunk)
 		if run.full > 0 {
 			run.full += e.insertOneByOne(chunk)
 			continue

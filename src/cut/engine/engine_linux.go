@@ -34,7 +34,12 @@ type Engine struct {
 	table *nftables.Table
 	set4  *nftables.Set
 	set6  *nftables.Set
+	rel4  *nftables.Set // released4: see cut.ReleasedTimeout
+	rel6  *nftables.Set
 	cuts  map[string]*record // by cut.Tuple.String() of the original tuple
+	// released holds the tuples in the released sets and when their mark
+	// expires; nil until the first Sync has read them from the kernel.
+	released map[string]time.Time
 	lists map[string]*listState
 	index *prefixIndex // of lists; nil when it must be rebuilt
 	nowFn func() time.Time
@@ -44,8 +49,8 @@ type Engine struct {
 	idleGen    uint64          // the idle check that counts; older timers do nothing
 	idleDue    time.Time       // when it runs; zero when none is scheduled
 
-	afterInsert func(cuts int)      // tests: called once a batch of cuts is in the sets
-	afterDelete func(d deletedElem) // tests: called after Release deletes an element
+	afterInsert  func(cuts int)      // tests: called once a batch of cuts is in the sets
+	afterRelease func(t cut.Tuple)   // tests: called once a release of t committed
 }
 
 // record is what the kernel's elements do not say about a cut.
@@ -124,7 +129,15 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	if err != nil {
 		return err
 	}
-	fresh, err := e.ensureSets(table, set4, set6)
+	rel4, err := releasedSetFor(table, false, cfg)
+	if err != nil {
+		return err
+	}
+	rel6, err := releasedSetFor(table, true, cfg)
+	if err != nil {
+		return err
+	}
+	fresh, err := e.ensureSets(table, []*nftables.Set{set4, set6, rel4, rel6})
 	if err != nil {
 		e.inFast = false
 		e.hooked = map[string]bool{}
@@ -137,10 +150,14 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		e.reason = "the cut table could not be created: " + err.Error()
 		return fmt.Errorf("cut: create table netdev %s: %w", cut.TableName, err)
 	}
-	e.table, e.set4, e.set6 = table, set4, set6
+	e.table, e.set4, e.set6, e.rel4, e.rel6 = table, set4, set6, rel4, rel6
 	if fresh {
 		e.cuts = map[string]*record{}
 		e.hooked = map[string]bool{} // went with the old table
+		e.released = map[string]time.Time{}
+	}
+	if e.released == nil {
+		e.readReleased()
 	}
 	e.inFast = true
 	e.syncAttachment()
@@ -151,42 +168,62 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	return nil
 }
 
-// ensureSets creates the table and sets, or re-creates them when their
-// size or timeout differ. fresh reports that the sets are new and empty.
-func (e *Engine) ensureSets(table *nftables.Table, set4, set6 *nftables.Set) (fresh bool, err error) {
+// ensureSets creates the table and sets, or re-creates them when one is
+// missing or its size or timeout differ. fresh reports that the sets are
+// new and empty.
+func (e *Engine) ensureSets(table *nftables.Table, sets []*nftables.Set) (fresh bool, err error) {
 	_, err = e.nft.ListTableOfFamily(cut.TableName, nftables.TableFamilyNetdev)
 	exists := err == nil
 	if exists {
 		same := true
-		for _, want := range []*nftables.Set{set4, set6} {
+		for _, want := range sets {
 			have, gerr := e.nft.GetSetByName(table, want.Name)
-			if gerr != nil || have.Size != want.Size || have.Timeout != want.Timeout || !have.Dynamic || !have.HasTimeout {
+			if gerr != nil || have.Size != want.Size || have.Timeout != want.Timeout || have.Dynamic != want.Dynamic || !have.HasTimeout {
 				same = false
 			}
 		}
 		if same {
 			return false, nil
 		}
-		e.log.Warn("cut: cut_expiry or cut_set_size changed: re-creating the cut sets; active cuts are reset")
+		e.log.Warn("cut: cut_expiry or cut_set_size changed (or the table is of an older layout): re-creating the cut sets; active cuts are reset")
 		e.nft.DelTable(table)
 		if err := e.nft.Flush(); err != nil {
 			return false, err
 		}
 	}
 	e.nft.AddTable(table)
-	if err := e.nft.AddSet(set4, nil); err != nil {
-		return false, err
-	}
-	if err := e.nft.AddSet(set6, nil); err != nil {
-		return false, err
+	for _, s := range sets {
+		if err := e.nft.AddSet(s, nil); err != nil {
+			return false, err
+		}
 	}
 	return true, e.nft.Flush()
+}
+
+// readReleased learns the released marks an earlier run left, so a new
+// cut of such a tuple clears its mark first. The caller holds e.mu.
+func (e *Engine) readReleased() {
+	e.released = map[string]time.Time{}
+	now := e.nowFn()
+	for _, set := range []*nftables.Set{e.rel4, e.rel6} {
+		els, err := e.nft.GetSetElements(set)
+		if err != nil {
+			e.warn(fmt.Sprintf("cut: read set %s: %v", set.Name, err))
+			continue
+		}
+		for _, el := range els {
+			if t, err := cut.DecodeKey(el.Key); err == nil {
+				e.released[t.String()] = now.Add(el.Expires)
+			}
+		}
+	}
 }
 
 // removeTable deletes the table if it is there.
 func (e *Engine) removeTable() error {
 	e.cuts = map[string]*record{}
 	e.hooked = map[string]bool{}
+	e.released = nil
 	e.stopIdleCheck()
 	if _, err := e.nft.ListTableOfFamily(cut.TableName, nftables.TableFamilyNetdev); err != nil {
 		return nil

@@ -2,7 +2,10 @@
 
 package engine
 
-import "github.com/google/nftables"
+import (
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/google/nftables"
+)
 
 // SetAfterInsert lets tests time the moment cuts are in the sets, which is
 // when their frames start being dropped. f runs with the engine locked.
@@ -12,20 +15,22 @@ func SetAfterInsert(e *Engine, f func(cuts int)) {
 	e.mu.Unlock()
 }
 
-// ReAddAfterDelete makes every element delete of Release put the element
-// back right away, up to times per element, the way a frame that passed
-// the lookup before the delete does in its update.
-func ReAddAfterDelete(e *Engine, times int) {
-	readded := map[string]int{}
+// ReAddAfterRelease makes every release put the element back in its cut
+// set right after the release committed, the way a frame that passed the
+// lookup before the commit does in its update.
+func ReAddAfterRelease(e *Engine) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.afterDelete = func(d deletedElem) {
-		k := d.tuple.String()
-		if readded[k] >= times {
+	e.afterRelease = func(t cut.Tuple) {
+		key, v6, err := cut.Key(t)
+		if err != nil {
 			return
 		}
-		readded[k]++
-		if e.nft.SetAddElements(d.set, []nftables.SetElement{{Key: d.key, Timeout: e.cfg.Expiry}}) == nil {
+		set := e.set4
+		if v6 {
+			set = e.set6
+		}
+		if e.nft.SetAddElements(set, []nftables.SetElement{{Key: key, Timeout: e.cfg.Expiry}}) == nil {
 			_ = e.nft.Flush() // a failed re-add shows as a release that worked
 		}
 	}

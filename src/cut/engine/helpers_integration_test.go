@@ -184,7 +184,8 @@ func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery 
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		start := time.Now()
-		deadline := time.After(30 * time.Second)
+		// 30 s, or as long as maxFrames take at the rate asked, up to 2 min.
+		deadline := time.After(min(max(30*time.Second, floodEvery*time.Duration(maxFrames)), 2*time.Minute))
 		for f.serverSent.Load() < maxFrames {
 			select {
 			case <-ctx.Done():
@@ -192,7 +193,9 @@ func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery 
 			case <-deadline:
 				return
 			case now := <-tick.C:
-				due := uint64(now.Sub(start) / floodEvery)
+				// At most a tick's worth of frames between looks at ctx: a rate
+				// beyond what the machine sends must not outlive the test.
+				due := min(uint64(now.Sub(start)/floodEvery), f.serverSent.Load()+uint64(time.Millisecond/floodEvery)+1)
 				for f.serverSent.Load() < due && f.serverSent.Load() < maxFrames {
 					if _, err := srv.WriteToUDP(payload, latest.Load()); err != nil {
 						break

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/google/nftables"
 )
 
@@ -13,16 +14,24 @@ import (
 // looks: by then the kernel no longer reports it.
 const idleSlack = time.Second
 
-// liveElements reads both sets: how many elements they hold and the
+// liveElements reads both cut sets: how many elements that drop frames
+// they hold (released ones a frame in flight re-added drop none) and the
 // longest time one of them has left. The caller holds e.mu.
 func (e *Engine) liveElements() (n int, longest time.Duration, err error) {
+	now := e.nowFn()
+	e.pruneReleased(now)
 	for _, set := range []*nftables.Set{e.set4, e.set6} {
 		els, err := e.nft.GetSetElements(set)
 		if err != nil {
 			return n, longest, fmt.Errorf("read set %s: %w", set.Name, err)
 		}
-		n += len(els)
 		for _, el := range els {
+			if len(e.released) > 0 {
+				if t, err := cut.DecodeKey(el.Key); err == nil && e.isReleased(t.String(), now) {
+					continue
+				}
+			}
+			n++
 			longest = max(longest, el.Expires)
 		}
 	}

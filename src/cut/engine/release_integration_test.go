@@ -5,107 +5,197 @@ package engine_test
 import (
 	"context"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
 	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/google/nftables"
 )
 
-// TestIntegrationReleaseUnderFlood cuts and releases a flow 20 times while
-// the server floods it: a frame that passed the lookup before the delete
-// re-adds the element in its update, and the flood would then keep it
-// alive. Every release must restore forwarding. An unrelated cut keeps the
-// chains attached throughout, so only the release itself can restore.
+// elementsOf reads a set of the cut table in the router's namespace and
+// returns the tuples of its elements that have an end at addr. A set that
+// is not there reads as empty.
+func (r *rig) elementsOf(t *testing.T, set, addr string) map[cut.Tuple]bool {
+	t.Helper()
+	out := map[cut.Tuple]bool{}
+	err := labnet.In(r.lab.Router, func() error {
+		c, err := nftables.New()
+		if err != nil {
+			return err
+		}
+		s, err := c.GetSetByName(&nftables.Table{Family: nftables.TableFamilyNetdev, Name: cut.TableName}, set)
+		if err != nil {
+			return nil
+		}
+		els, err := c.GetSetElements(s)
+		if err != nil {
+			return err
+		}
+		for _, el := range els {
+			if tu, err := cut.DecodeKey(el.Key); err == nil && (tu.Src == addr || tu.Dst == addr) {
+				out[tu] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read set %s: %v", set, err)
+	}
+	return out
+}
+
+// TestIntegrationReleaseUnderFlood cuts and releases the flow of a flood
+// hundreds of times while the server sends as fast as it can, so frames
+// are always in flight through the cut rule when a release commits. The
+// property: no release is ever undone. Right after each release every
+// element of the flow still in the cut set carries a released mark (a
+// frame in flight may re-add one, which then drops nothing), the summary
+// counts no cut of the flow, and forwarding comes back; once the marks
+// have expired, the flood, still running, has kept no element alive. An
+// unrelated cut keeps the chains attached throughout, so only the release
+// itself can restore forwarding.
 func TestIntegrationReleaseUnderFlood(t *testing.T) {
-	cfg := testConfig()
-	cfg.Expiry = 30 * time.Second
+	const rounds = 300
+	cfg := testConfig() // 2 s expiry: the marks are gone 4 s after the last release
 	r := newRig(t, "fprf", cfg)
 	ctx := context.Background()
 	other := cut.Tuple{Proto: "udp", Src: "192.0.2.1", Dst: "192.0.2.2", SrcPort: 1, DstPort: 2}
 	if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test"); err != nil {
 		t.Fatal(err)
 	}
-	// 10,000 frames a second; the flood stops after 30 s or 300,000 frames.
-	f := r.startFlow(t, labnet.ClientV4+":40090", labnet.ServerV4+":9090", 5*time.Microsecond, 3000000)
-	if !waitFor(2*time.Second, func() bool { return f.toClient.Load() > 500 }) {
+	// As fast as the server can send (one frame per microsecond asked),
+	// for at most 90 s or 100 million frames.
+	f := r.startFlow(t, labnet.ClientV4+":40090", labnet.ServerV4+":9090", time.Microsecond, 100_000_000)
+	if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > 500 }) {
 		t.Fatalf("the flood does not reach the client: %d frames", f.toClient.Load())
 	}
 	server := netip.MustParsePrefix(labnet.ServerV4 + "/32")
-	ofServer := func(c cut.Cut) bool { return c.Original.Src == labnet.ServerV4 || c.Original.Dst == labnet.ServerV4 }
-	start := time.Now()
-	for i := 0; i < 20; i++ {
-		cuts, err := r.eng.CutAddress(ctx, server, "flood", "test")
-		if err != nil || len(cuts) == 0 {
-			t.Fatalf("round %d: CutAddress = %+v, %v", i, cuts, err)
+	ofServer := func(c cut.Cut) bool { return c.HasAddressIn(server) }
+	start, reAdded := time.Now(), 0
+	for i := 0; i < rounds; i++ {
+		if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test"); err != nil { // it has no frames to keep it
+			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
-		c0, sent0 := f.toClient.Load(), f.serverSent.Load()
-		time.Sleep(100 * time.Millisecond)
-		if sent := f.serverSent.Load() - sent0; sent < 200 {
-			t.Fatalf("round %d: the flood sent %d frames in 100 ms; the test measures nothing", i, sent)
+		// After a release the client's next frame (every 10 ms) makes a new
+		// conntrack entry; cut it once it is there.
+		var cuts []cut.Cut
+		if !waitFor(5*time.Second, func() bool {
+			var err error
+			if cuts, err = r.eng.CutAddress(ctx, server, "flood", "test"); err != nil {
+				t.Fatalf("round %d: CutAddress: %v", i, err)
+			}
+			return len(cuts) > 0
+		}) {
+			t.Fatalf("round %d: no flow of the server to cut", i)
 		}
-		if d := f.toClient.Load() - c0; d != 0 {
-			t.Fatalf("round %d: %d flood frames reached the client while cut", i, d)
+		// The flood must be hitting the rule when the release commits.
+		if !waitFor(5*time.Second, func() bool {
+			for _, c := range r.eng.Summary().Cuts {
+				if ofServer(c) && c.Frames > 0 {
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Fatalf("round %d: the cut drops no flood frame: the test would measure nothing", i)
 		}
 		n, err := r.eng.Release(ctx, ofServer)
 		if err != nil || n == 0 {
 			t.Fatalf("round %d: Release = %d, %v", i, n, err)
 		}
-		c1 := f.toClient.Load()
-		if !waitFor(2*time.Second, func() bool { return f.toClient.Load() > c1+200 }) {
-			s := r.eng.Summary()
-			t.Fatalf("round %d: forwarding not restored 2 s after the release: %d frames to the client; %d cuts active: %+v",
-				i, f.toClient.Load()-c1, s.Active, s.Cuts)
+		marked := r.elementsOf(t, cut.ReleasedName4, labnet.ServerV4)
+		for tu := range r.elementsOf(t, cut.SetName4, labnet.ServerV4) {
+			if !marked[tu] {
+				t.Fatalf("round %d: release undone: %s is back in %s without a released mark", i, tu, cut.SetName4)
+			}
+			reAdded++
 		}
-		if f.serverSent.Load() >= 3000000 {
-			t.Fatalf("round %d: the flood ran out of frames", i)
+		for _, c := range r.eng.Summary().Cuts {
+			if ofServer(c) {
+				t.Fatalf("round %d: the summary still counts %+v after its release", i, c)
+			}
+		}
+		c1 := f.toClient.Load()
+		if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > c1+100 }) {
+			t.Fatalf("round %d: forwarding not restored 5 s after the release: %d frames to the client", i, f.toClient.Load()-c1)
 		}
 	}
-	t.Logf("20 cut/release rounds under a flood of %d frames in %v", f.serverSent.Load(), time.Since(start).Round(10*time.Millisecond))
-	if s := r.eng.Summary(); s.Active != 1 || s.Cuts[0].Original != other {
-		t.Errorf("after the rounds: %d cuts active (%+v), want the unrelated one alone", s.Active, s.Cuts)
+	t.Logf("%d cut/release rounds under a flood of %d frames in %v; frames in flight re-added %d released element(s), each harmless",
+		rounds, f.serverSent.Load(), time.Since(start).Round(10*time.Millisecond), reAdded)
+	// Re-added elements are never refreshed: they and their marks expire
+	// while the flood goes on.
+	wait := cut.ReleasedTimeout(cfg.Expiry) + 5*time.Second
+	if !waitFor(wait, func() bool {
+		return len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)) == 0 && len(r.elementsOf(t, cut.ReleasedName4, labnet.ServerV4)) == 0
+	}) {
+		t.Fatalf("%v after the last release the flood keeps %v in %s", wait, r.elementsOf(t, cut.SetName4, labnet.ServerV4), cut.SetName4)
+	}
+	c1 := f.toClient.Load()
+	if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > c1+100 }) {
+		t.Fatal("forwarding stopped after the marks expired")
+	}
+	if f.serverSent.Load() >= 100_000_000 {
+		t.Fatal("the flood ran out of frames before the end")
+	}
+	for _, c := range r.eng.Summary().Cuts {
+		if ofServer(c) {
+			t.Errorf("after the rounds the summary counts %+v", c)
+		}
 	}
 }
 
-// TestIntegrationReleaseReAdded: an element re-added right after its delete
-// (what a frame in flight does) is deleted again; one that keeps coming back
-// makes Release fail naming its tuple.
+// TestIntegrationReleaseReAdded: an element put back in the cut set right
+// after its release (what a frame in flight does in its update) is not
+// counted, drops nothing, is not refreshed, and lets the chains go; a new
+// cut of the same tuple clears the mark and cuts again.
 func TestIntegrationReleaseReAdded(t *testing.T) {
 	cfg := testConfig()
-	cfg.Expiry = 30 * time.Second
 	r := newRig(t, "fpra", cfg)
 	ctx := context.Background()
-	tu := cut.Tuple{Proto: "udp", Src: "192.0.2.1", Dst: "192.0.2.2", SrcPort: 1, DstPort: 2}
-	all := func(cut.Cut) bool { return true }
-
-	if _, err := r.eng.CutTuple(ctx, tu, "once", "test"); err != nil {
-		t.Fatal(err)
+	f := r.startFlow(t, labnet.ClientV4+":40091", labnet.ServerV4+":9091", 100*time.Microsecond, 1_000_000)
+	if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > 100 }) {
+		t.Fatalf("the flow does not reach the client: %d frames", f.toClient.Load())
 	}
-	engine.ReAddAfterDelete(r.eng, 1)
+	server := netip.MustParsePrefix(labnet.ServerV4 + "/32")
+	all := func(cut.Cut) bool { return true }
+	if cuts, err := r.eng.CutAddress(ctx, server, "once", "test"); err != nil || len(cuts) == 0 {
+		t.Fatalf("CutAddress = %v, %v", cuts, err)
+	}
+	engine.ReAddAfterRelease(r.eng)
 	if n, err := r.eng.Release(ctx, all); err != nil || n != 1 {
-		t.Fatalf("Release with one re-add = %d, %v; want 1, nil", n, err)
+		t.Fatalf("Release with a re-add = %d, %v; want 1, nil", n, err)
+	}
+	if len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)) == 0 {
+		t.Fatal("the test hook re-added nothing")
 	}
 	if s := r.eng.Summary(); s.Active != 0 {
-		t.Fatalf("a re-added element survived the release: %+v", s.Cuts)
+		t.Errorf("a re-added element counts as a cut: %+v", s.Cuts)
 	}
 	if c := r.chainsOf(t); len(c) != 0 {
 		t.Errorf("chains %v after the last cut was released", c)
 	}
-
-	if _, err := r.eng.CutTuple(ctx, tu, "always", "test"); err != nil {
-		t.Fatal(err)
+	c1 := f.toClient.Load()
+	if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > c1+100 }) {
+		t.Fatal("forwarding not restored after the release")
 	}
-	engine.ReAddAfterDelete(r.eng, 1000)
-	_, err := r.eng.Release(ctx, all)
-	if err == nil || !strings.Contains(err.Error(), tu.String()) || !strings.Contains(err.Error(), "came back") {
-		t.Fatalf("Release of an element that keeps coming back: %v; want an error naming %s", err, tu)
+	// A new cut of the flow while its mark is in place cuts it.
+	var cuts []cut.Cut
+	if !waitFor(5*time.Second, func() bool { cuts, _ = r.eng.CutAddress(ctx, server, "again", "test"); return len(cuts) > 0 }) {
+		t.Fatal("no flow to cut again")
 	}
-	t.Logf("error: %v", err)
-	// It is still in the set, and the chains stay with it.
-	if s := r.eng.Summary(); s.Active == 0 || len(r.chainsOf(t)) != 2 {
-		t.Errorf("after the failed release: %d cuts active, chains %v; want the element and both chains", s.Active, r.chainsOf(t))
+	if len(r.elementsOf(t, cut.ReleasedName4, labnet.ServerV4)) != 0 {
+		t.Errorf("the new cut left released marks: %v", r.elementsOf(t, cut.ReleasedName4, labnet.ServerV4))
+	}
+	if !waitFor(5*time.Second, func() bool {
+		for _, c := range r.eng.Summary().Cuts {
+			if c.HasAddressIn(server) && c.Frames > 0 {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Errorf("the new cut drops no frame of the flow: %+v", r.eng.Summary().Cuts)
 	}
 }

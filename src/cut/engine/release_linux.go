@@ -7,185 +7,216 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/google/nftables"
 )
 
-// A frame that passed the cut rule's lookup just before a delete committed
-// re-adds the element in the rule's update (a dynset update adds what is
-// missing), and a flood then keeps it alive for good. The window is one
-// rule evaluation: Release looks again a few milliseconds after each
-// delete, up to releaseChecks times.
-const (
-	releaseChecks = 5
-	releaseSettle = 3 * time.Millisecond
-)
-
-// deletedElem is a set element Release deleted and watches.
-type deletedElem struct {
-	cutKey string // of e.cuts: a new cut of the connection stops the watch
-	tuple  cut.Tuple
-	set    *nftables.Set
-	key    []byte
-}
-
-// Release clears the cuts match selects (verdict forward): their elements
-// leave the sets, so the flows may be offloaded again. Elements that
-// expired meanwhile are skipped. An element that frames in flight keep
-// re-adding is deleted again; if it still comes back, the error names its
-// tuple. It returns how many cuts it released.
+// Release clears the cuts match selects (verdict forward): each cut's
+// tuples leave the cut sets and enter the released sets in one
+// transaction, so no frame in flight can undo it (cut.ReleasedTimeout says
+// why) and the flows may be offloaded again. Elements that expired
+// meanwhile are skipped. It returns how many cuts it released.
 func (e *Engine) Release(ctx context.Context, match func(cut.Cut) bool) (int, error) {
 	sum := e.Summary()
 	e.mu.Lock()
-	n, deleted, err := e.deleteMatching(ctx, sum.Cuts, match)
-	e.mu.Unlock()
-	back, serr := e.settleDeleted(ctx, deleted)
-	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, err := e.releaseMatching(ctx, sum.Cuts, match)
 	e.checkIdle()
-	e.mu.Unlock()
-	switch {
-	case err != nil:
-		return n, err
-	case serr != nil:
-		return n, serr
-	case len(back) > 0:
-		names := make([]string, len(back))
-		for i, d := range back {
-			names[i] = d.tuple.String() + " (set " + d.set.Name + ")"
-		}
-		return n, fmt.Errorf("release: still cut: the element of %s came back after each of %d deletes (frames in flight re-add it); run the verdict again",
-			strings.Join(names, "; "), releaseChecks+1)
-	}
-	return n, nil
+	return n, err
 }
 
-// deleteMatching deletes the elements of the cuts match selects and forgets
-// those cuts. The caller holds e.mu.
-func (e *Engine) deleteMatching(ctx context.Context, cuts []cut.Cut, match func(cut.Cut) bool) (n int, deleted []deletedElem, err error) {
+// releaseMatching releases the cuts match selects and forgets them. The
+// caller holds e.mu.
+func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func(cut.Cut) bool) (n int, err error) {
 	var firstErr error
+	unguarded := 0
 	for _, c := range cuts {
 		if !match(c) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return n, deleted, err
+			return n, err
 		}
-		released := false
-		for _, t := range []cut.Tuple{c.Original, c.Reply} {
-			if !c.InFastpath {
-				continue
-			}
-			d, ok := e.elemOf(c.Original.String(), t)
-			if !ok {
-				continue
-			}
-			switch err := e.deleteElem(d); {
-			case err == nil:
+		delete(e.cuts, c.Original.String())
+		if !c.InFastpath || !e.inFast {
+			n++
+			continue
+		}
+		tuples := []cut.Tuple{c.Original}
+		if !c.Reply.Equal(c.Original) {
+			tuples = append(tuples, c.Reply)
+		}
+		released, guarded, err := e.releaseTuples(tuples)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if released {
+			n++
+		}
+		if !guarded {
+			unguarded++
+		}
+	}
+	if unguarded > 0 {
+		e.note(fmt.Sprintf("cut: the released sets are full (cut_set_size %d): %d cut(s) were released by a plain delete, which a frame in flight can undo; raise fastpath.main.cut_set_size", e.cfg.SetSize, unguarded))
+	}
+	if firstErr != nil {
+		return n, fmt.Errorf("release: %w", firstErr)
+	}
+	return n, nil
+}
+
+// releaseTuples moves the tuples of one cut from the cut sets to the
+// released sets in one transaction. A tuple whose element has expired
+// fails that transaction (ENOENT), so then each goes alone and the gone
+// ones are skipped. With the released sets full the tuples are deleted
+// without the guard (guarded false).
+func (e *Engine) releaseTuples(ts []cut.Tuple) (released, guarded bool, err error) {
+	err = e.moveToReleased(ts, true)
+	switch {
+	case err == nil:
+		return true, true, nil
+	case isSetFull(err):
+		guarded = false
+	case isGone(err):
+		guarded = true
+	default:
+		return false, true, err
+	}
+	var firstErr error
+	for _, t := range ts {
+		err := e.moveToReleased([]cut.Tuple{t}, guarded)
+		switch {
+		case err == nil:
+			released = true
+		case isSetFull(err) && guarded:
+			guarded = false
+			if err := e.moveToReleased([]cut.Tuple{t}, false); err == nil {
 				released = true
-				deleted = append(deleted, d)
-			case !isGone(err) && firstErr == nil:
+			} else if !isGone(err) && firstErr == nil {
+				firstErr = err
+			}
+		case isGone(err):
+		default:
+			if firstErr == nil {
 				firstErr = err
 			}
 		}
-		delete(e.cuts, c.Original.String())
-		if released || !c.InFastpath {
-			n++
+	}
+	return released, guarded, firstErr
+}
+
+// moveToReleased sends one transaction: the tuples' released marks (when
+// guard) and the deletes of their cut elements.
+func (e *Engine) moveToReleased(ts []cut.Tuple, guard bool) error {
+	timeout := cut.ReleasedTimeout(e.cfg.Expiry)
+	for _, t := range ts {
+		key, v6, err := cut.Key(t)
+		if err != nil {
+			return err
 		}
-	}
-	if firstErr != nil {
-		return n, deleted, fmt.Errorf("release: %w", firstErr)
-	}
-	return n, deleted, nil
-}
-
-func (e *Engine) elemOf(cutKey string, t cut.Tuple) (deletedElem, bool) {
-	key, v6, err := cut.Key(t)
-	if err != nil {
-		return deletedElem{}, false
-	}
-	set := e.set4
-	if v6 {
-		set = e.set6
-	}
-	return deletedElem{cutKey: cutKey, tuple: t, set: set, key: key}, true
-}
-
-// deleteElem deletes one element in its own batch: deleting an element
-// that has just expired fails the whole batch with ENOENT.
-func (e *Engine) deleteElem(d deletedElem) error {
-	if err := e.nft.SetDeleteElements(d.set, []nftables.SetElement{{Key: d.key}}); err != nil {
-		return err
+		set, rel := e.set4, e.rel4
+		if v6 {
+			set, rel = e.set6, e.rel6
+		}
+		if guard {
+			if err := e.nft.SetAddElements(rel, []nftables.SetElement{{Key: key, Timeout: timeout}}); err != nil {
+				return err
+			}
+		}
+		if err := e.nft.SetDeleteElements(set, []nftables.SetElement{{Key: key}}); err != nil {
+			return err
+		}
 	}
 	if err := e.nft.Flush(); err != nil {
 		return err
 	}
-	if e.afterDelete != nil {
-		e.afterDelete(d)
+	now := e.nowFn()
+	if len(e.released) > 2*e.cfg.SetSize {
+		e.pruneReleased(now)
+	}
+	for _, t := range ts {
+		if guard {
+			e.released[t.String()] = now.Add(timeout)
+		}
+		if e.afterRelease != nil {
+			e.afterRelease(t)
+		}
 	}
 	return nil
 }
 
-func isGone(err error) bool { return errors.Is(err, os.ErrNotExist) || isNoEnt(err) }
+// isReleased reports whether t carries a released mark that has not
+// expired: an element of t in a cut set is then one a frame in flight
+// re-added, dropping nothing and about to expire. The caller holds e.mu.
+func (e *Engine) isReleased(t string, now time.Time) bool {
+	until, ok := e.released[t]
+	return ok && now.Before(until)
+}
 
-// settleDeleted looks for deleted elements that came back and deletes them
-// again, releaseSettle apart, without holding e.mu while it waits. It
-// returns those still present at the last look.
-func (e *Engine) settleDeleted(ctx context.Context, pending []deletedElem) ([]deletedElem, error) {
-	for i := 0; i < releaseChecks && len(pending) > 0; i++ {
-		select {
-		case <-ctx.Done():
-			return pending, ctx.Err()
-		case <-time.After(releaseSettle):
+// clearReleased deletes the released marks of tuples about to be cut
+// again, before their elements go in: a mark would keep the new cut from
+// dropping. Deleting a mark that just expired fails its batch (ENOENT),
+// so then each goes alone. Expired marks are forgotten on the way. The
+// caller holds e.mu.
+func (e *Engine) clearReleased(cuts []cut.Cut) {
+	if len(e.released) == 0 {
+		return
+	}
+	now := e.nowFn()
+	var marked []cut.Tuple
+	for _, c := range cuts {
+		for _, t := range []cut.Tuple{c.Original, c.Reply} {
+			k := t.String()
+			until, ok := e.released[k]
+			if !ok {
+				continue
+			}
+			delete(e.released, k)
+			if now.Before(until) {
+				marked = append(marked, t)
+			}
 		}
-		e.mu.Lock()
-		var err error
-		pending, err = e.deleteReturned(pending)
-		e.mu.Unlock()
+	}
+	if len(e.released) > 2*e.cfg.SetSize {
+		e.pruneReleased(now)
+	}
+	if len(marked) == 0 || e.deleteMarks(marked) == nil {
+		return
+	}
+	for _, t := range marked {
+		if err := e.deleteMarks([]cut.Tuple{t}); err != nil && !isGone(err) {
+			e.note(fmt.Sprintf("cut %s: its released mark could not be cleared (%v): frames of it pass until the mark expires", t, err))
+		}
+	}
+}
+
+func (e *Engine) deleteMarks(ts []cut.Tuple) error {
+	for _, t := range ts {
+		key, v6, err := cut.Key(t)
 		if err != nil {
-			return pending, err
+			return err
+		}
+		rel := e.rel4
+		if v6 {
+			rel = e.rel6
+		}
+		if err := e.nft.SetDeleteElements(rel, []nftables.SetElement{{Key: key}}); err != nil {
+			return err
 		}
 	}
-	return pending, nil
+	return e.nft.Flush()
 }
 
-// deleteReturned deletes again the pending elements the sets hold and
-// returns them. The caller holds e.mu.
-func (e *Engine) deleteReturned(pending []deletedElem) ([]deletedElem, error) {
-	if !e.inFast {
-		return nil, nil // the table went away
+// pruneReleased forgets expired marks. The caller holds e.mu.
+func (e *Engine) pruneReleased(now time.Time) {
+	for k, until := range e.released {
+		if !now.Before(until) {
+			delete(e.released, k)
+		}
 	}
-	present := map[*nftables.Set]map[string]bool{}
-	var back []deletedElem
-	for _, d := range pending {
-		if _, cutAgain := e.cuts[d.cutKey]; cutAgain {
-			continue // its elements belong to the new cut now
-		}
-		if d.set != e.set4 && d.set != e.set6 {
-			continue // the sets were re-created meanwhile
-		}
-		if present[d.set] == nil {
-			els, err := e.nft.GetSetElements(d.set)
-			if err != nil {
-				return pending, fmt.Errorf("release: read set %s back: %w", d.set.Name, err)
-			}
-			present[d.set] = map[string]bool{}
-			for _, el := range els {
-				if t, err := cut.DecodeKey(el.Key); err == nil {
-					present[d.set][t.String()] = true
-				}
-			}
-		}
-		if !present[d.set][d.tuple.String()] {
-			continue
-		}
-		if err := e.deleteElem(d); err != nil && !isGone(err) {
-			return pending, fmt.Errorf("release %s: delete again: %w", d.tuple, err)
-		}
-		e.log.WithField("tuple", d.tuple.String()).Debug("cut: released element came back: deleted again")
-		back = append(back, d)
-	}
-	return back, nil
 }
+
+func isGone(err error) bool { return errors.Is(err, os.ErrNotExist) || isNoEnt(err) }

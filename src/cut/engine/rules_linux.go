@@ -34,6 +34,22 @@ func setFor(t *nftables.Table, v6 bool, cfg cut.Config) (*nftables.Set, error) {
 	}, nil
 }
 
+// releasedSetFor describes released4 or released6 (see cut.ReleasedTimeout):
+// written only by the engine, so not dynamic and without counters.
+func releasedSetFor(t *nftables.Table, v6 bool, cfg cut.Config) (*nftables.Set, error) {
+	s, err := setFor(t, v6, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.Name = cut.ReleasedName4
+	if v6 {
+		s.Name = cut.ReleasedName6
+	}
+	s.Dynamic, s.Counter = false, false
+	s.Timeout = cut.ReleasedTimeout(cfg.Expiry)
+	return s, nil
+}
+
 // Registers of the 5-tuple concatenation, as nft allocates them: 32-bit
 // registers (NFT_REG32_00 = 8) except where a 16-byte address fills a
 // whole 128-bit one (NFT_REG_1, NFT_REG_2).
@@ -45,12 +61,14 @@ var (
 // cutRule is, for cut4:
 //
 //	meta protocol ip ip saddr . ip daddr . meta l4proto . th sport . th dport @cut4
+//	    ip saddr . ip daddr . meta l4proto . th sport . th dport != @released4
 //	    update @cut4 { ip saddr . ip daddr . meta l4proto . th sport . th dport timeout 10s } drop
 //
 // The lookup comes first: a dynset update alone would add every frame's
-// tuple. The registers the lookup reads are left as they were, so the
-// update reads the same key without loading it again.
-func cutRule(t *nftables.Table, c *nftables.Chain, set *nftables.Set, v6 bool, expiry time.Duration) *nftables.Rule {
+// tuple. The released set keeps frames in flight from undoing a release
+// (cut.ReleasedTimeout says how). The registers the lookups read are left
+// as they were, so the update reads the same key without loading it again.
+func cutRule(t *nftables.Table, c *nftables.Chain, set, released *nftables.Set, v6 bool, expiry time.Duration) *nftables.Rule {
 	ethertype, regs, alen, daddrOff := []byte{0x08, 0x00}, regs4, uint32(4), uint32(16)
 	saddrOff := uint32(12)
 	if v6 {
@@ -70,6 +88,7 @@ func cutRule(t *nftables.Table, c *nftables.Chain, set *nftables.Set, v6 bool, e
 			&expr.Payload{DestRegister: regs[3], Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: 2},
 			&expr.Payload{DestRegister: regs[4], Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
 			&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID},
+			&expr.Lookup{SourceRegister: 1, SetName: released.Name, SetID: released.ID, Invert: true},
 			&expr.Dynset{SrcRegKey: 1, SetName: set.Name, SetID: set.ID, Operation: unix.NFT_DYNSET_OP_UPDATE, Timeout: expiry},
 			&expr.Verdict{Kind: expr.VerdictDrop},
 		},

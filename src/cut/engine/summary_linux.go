@@ -43,6 +43,7 @@ func (e *Engine) Summary() cut.Summary {
 		s.Blocklists = append(s.Blocklists, e.lists[name].report())
 	}
 	elems := map[string]element{}
+	now := e.nowFn()
 	if e.inFast {
 		for _, set := range []*nftables.Set{e.set4, e.set6} {
 			got, err := e.nft.GetSetElements(set)
@@ -52,8 +53,8 @@ func (e *Engine) Summary() cut.Summary {
 			}
 			for _, el := range got {
 				t, err := cut.DecodeKey(el.Key)
-				if err != nil {
-					continue
+				if err != nil || e.isReleased(t.String(), now) {
+					continue // a released element a frame in flight re-added: it drops nothing
 				}
 				x := element{tuple: t, expires: el.Expires.Seconds()}
 				if el.Counter != nil {
@@ -64,7 +65,6 @@ func (e *Engine) Summary() cut.Summary {
 		}
 	}
 	seen := map[string]bool{}
-	now := e.nowFn()
 	for key, r := range e.cuts {
 		c := r.Cut
 		if !c.InFastpath {

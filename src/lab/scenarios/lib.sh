@@ -35,12 +35,16 @@ bench_record() {
 
 # --- kernel and topology ---------------------------------------------------
 
+# lab_modules loads what the scenarios use, once per boot (each modprobe is
+# slow under emulation, and topo_reset runs before every scenario).
 lab_modules() {
 	local m
+	if [ -e /tmp/lab-modules-loaded ]; then timestamps_on; return 0; fi
 	for m in veth nf_tables nf_conntrack nf_flow_table nf_flow_table_inet nft_flow_offload \
 		nft_ct nft_counter nft_chain_nat nf_nat nft_masq nft_limit nft_reject nft_reject_inet nft_exthdr nft_rt nft_log nft_nat ipip tunnel4 ip_tunnel nfnetlink_queue nf_conntrack_netlink; do
 		modprobe -q "$m" 2>/dev/null || true
 	done
+	: > /tmp/lab-modules-loaded
 	timestamps_on
 }
 

@@ -27,6 +27,12 @@ const (
 // sendTimeout bounds one write to a client.
 const sendTimeout = 5 * time.Second
 
+// clientBacklog is ubusd's UBUSD_CLIENT_BACKLOG: while that many messages
+// wait to be written to a client, ubusd reads nothing more from it. Writes
+// never block the broker (they are queued), so a client that pipelines
+// calls to an object on another connection cannot deadlock the two.
+const clientBacklog = 32
+
 // Broker is a running stand-in for ubusd.
 type Broker struct {
 	// User and Group are added to every forwarded INVOKE, as ubusd does
@@ -51,8 +57,59 @@ type Broker struct {
 type client struct {
 	id      uint32
 	nc      net.Conn
-	wmu     sync.Mutex
+	wmu     sync.Mutex // guards txq and gone; txCond waits on it
+	txCond  *sync.Cond
+	txq     [][]byte // encoded messages to write, oldest first
+	gone    bool
 	objects []*object
+}
+
+func newClient(id uint32, nc net.Conn) *client {
+	c := &client{id: id, nc: nc}
+	c.txCond = sync.NewCond(&c.wmu)
+	return c
+}
+
+// writeLoop writes the client's queue in order until the client goes.
+func (c *client) writeLoop() {
+	for {
+		c.wmu.Lock()
+		for len(c.txq) == 0 && !c.gone {
+			c.txCond.Wait()
+		}
+		if c.gone {
+			c.wmu.Unlock()
+			return
+		}
+		buf := c.txq[0]
+		c.txq[0] = nil
+		c.txq = c.txq[1:]
+		c.txCond.Broadcast() // the reader may wait for the backlog to shrink
+		c.wmu.Unlock()
+		c.nc.SetWriteDeadline(time.Now().Add(sendTimeout))
+		if _, err := c.nc.Write(buf); err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+// waitBacklog holds the reader while the client's backlog is full.
+func (c *client) waitBacklog() {
+	c.wmu.Lock()
+	for len(c.txq) >= clientBacklog && !c.gone {
+		c.txCond.Wait()
+	}
+	c.wmu.Unlock()
+}
+
+func (c *client) close() {
+	c.nc.Close()
+	c.wmu.Lock()
+	c.gone = true
+	c.txq = nil
+	c.txCond.Broadcast()
+	c.wmu.Unlock()
 }
 
 type object struct {
@@ -150,11 +207,12 @@ func (b *Broker) accept() {
 			nc.Close()
 			return
 		}
-		c := &client{id: b.newID(b.clientTaken), nc: nc}
+		c := newClient(b.newID(b.clientTaken), nc)
 		b.clients[c.id] = c
 		b.mu.Unlock()
-		b.wg.Add(1)
+		b.wg.Add(2)
 		go b.serve(c)
+		go func() { defer b.wg.Done(); c.writeLoop() }()
 	}
 }
 
@@ -179,6 +237,7 @@ func (b *Broker) serve(c *client) {
 		return
 	}
 	for {
+		c.waitBacklog()
 		m, err := ubus.ReadMessage(c.nc)
 		if err != nil {
 			return // ubusd drops a client on any read or parse error
@@ -195,8 +254,9 @@ func (b *Broker) serve(c *client) {
 	}
 }
 
-// send writes one message to a client; it is called with or without b.mu
-// held, so it only takes the client's own write lock.
+// send queues one message to a client and never blocks; it is called with
+// or without b.mu held. A client that stops reading for sendTimeout is
+// dropped by its writer.
 func (b *Broker) send(c *client, m *ubus.Message) bool {
 	buf, err := m.Encode()
 	if err != nil {
@@ -204,18 +264,16 @@ func (b *Broker) send(c *client, m *ubus.Message) bool {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	// A client that stops reading must not stall the whole broker (which
-	// writes with its lock held); ubusd would queue, here it is dropped.
-	c.nc.SetWriteDeadline(time.Now().Add(sendTimeout))
-	if _, err = c.nc.Write(buf); err != nil {
-		c.nc.Close()
+	if c.gone {
 		return false
 	}
+	c.txq = append(c.txq, buf)
+	c.txCond.Broadcast()
 	return true
 }
 
 func (b *Broker) dropClient(c *client) {
-	c.nc.Close()
+	c.close()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for len(c.objects) > 0 {
