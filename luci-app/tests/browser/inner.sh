@@ -57,10 +57,11 @@ until ubus -t 1 list fastpath >/dev/null 2>&1; do
 	sleep 0.1
 done
 
-# The test flow, a flow to a listed address (cut by the block list) and
-# one to the router itself (marked local).
+# The test flow, a flow to a listed address (cut by the block list), one
+# to the router itself (marked local) and one the test cuts over ubus.
 ip netns exec lanhost node "$here/udp.js" 10.0.1.2 40000 10.0.2.2 5201 100 &
 ip netns exec lanhost node "$here/udp.js" 10.0.1.2 40001 10.0.2.3 5300 20 &
 ip netns exec lanhost node "$here/udp.js" 10.0.1.2 40002 10.0.1.1 5353 20 &
+ip netns exec lanhost node "$here/udp.js" 10.0.1.2 40009 10.0.2.2 9 20 &
 
 exec node "$here/drive.js"
