@@ -1,16 +1,17 @@
 #!/bin/sh
 # make test-luci-browser: installs luci-app/ and dist/fastpath into
-# openwrt-userland (OPENWRT_USERLAND, default ../shared/openwrt-userland
-# beside the repo) and runs inner.sh there, which starts the real daemon and
-# drives every view in headless Chromium as root, readonly and noapp.
-#   SCREENSHOTS=dir  also writes the views' PNGs there
+# openwrt-userland (found by src/build/openwrt-userland.sh: OPENWRT_USERLAND,
+# else ../shared/openwrt-userland beside the repo or its origin) and runs
+# inner.sh there, which starts the real daemon and drives every view in
+# headless Chromium as root, readonly and noapp. Writes dist/luci-browser/:
+# the daemon's log and last answers, the stack's logs, and screenshots/ with
+# each view as each login saw it.
 set -eu
-repo=$(cd "$(dirname "$0")/../../.." && pwd -P)
+repo=$(cd "$(dirname "$0")/../.." && pwd -P)
 here=$repo/luci-app/tests/browser
 fail() { echo "test-luci-browser: $*" >&2; exit 1; }
 
-userland=${OPENWRT_USERLAND:-$repo/../shared/openwrt-userland}
-[ -x "$userland/start.sh" ] || fail "no openwrt-userland at $userland (set OPENWRT_USERLAND to the runtime's directory)"
+userland=$("$repo/src/build/openwrt-userland.sh") || fail "needs openwrt-userland (set OPENWRT_USERLAND)"
 [ "$(id -u)" = 0 ] || fail "needs root (openwrt-userland's namespaces)"
 [ -x "$repo/dist/fastpath" ] || fail "no $repo/dist/fastpath: run make build"
 chromium=${CHROMIUM:-/usr/bin/chromium}
@@ -24,16 +25,8 @@ mkdir -p "$out"
 files=$out/files
 mkdir -p "$files/etc/config" "$files/etc/fastpath"
 
-# A copy of the runtime that lost its symbolic links (a plain cp -r) has
-# each link as a small file holding the target's name; put the links back.
-(cd "$userland/root" && find . -type f -size -64c ! -name '.*') | while read -r f; do
-	t=$(cat "$userland/root/$f")
-	case $t in */*|'') continue ;; esac
-	if [ -e "$userland/root/$(dirname "$f")/$t" ]; then
-		mkdir -p "$files/$(dirname "$f")"
-		ln -sfn "$t" "$files/$f"
-	fi
-done
+# A copy of the runtime that lost its symbolic links gets them back.
+"$repo/src/build/openwrt-userland.sh" --links "$files" >/dev/null
 
 # The router: lan0 and wan0 carry the firewall's zones. The block lists
 # carry markup in a file line and in a name: the pages must show it as text.
@@ -76,5 +69,5 @@ UCI
 printf '%s\n' '# test list' '198.51.100.7' '<img src=x id=fpxss-listline onerror=window.__fpxss=1>' >"$files/etc/fastpath/blocklist.txt"
 
 APP_DIR=$repo/luci-app FASTPATH_BIN=$repo/dist/fastpath FILES_DIR=$files OUT=$out BIND="$repo" \
-	CHROMIUM=$chromium SCREENSHOTS=${SCREENSHOTS:-} \
+	CHROMIUM=$chromium SCREENSHOTS=$out/screenshots \
 	"$userland/start.sh" "$here/inner.sh"
