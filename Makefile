@@ -28,8 +28,9 @@ ipk: cross
 # Everything this machine can run: unit and golden tests with fuzz seed
 # corpora, root network-namespace integration tests, the unit tests of every
 # target architecture under qemu-user, the package install test, the LuCI
-# tests, and the VM lab tests on real flowtable kernels.
-test: deps build test-unit test-root test-cross test-pkg test-luci test-vm
+# tests (node, and the real LuCI in headless Chromium), and the VM lab tests
+# on real flowtable kernels.
+test: deps build test-unit test-root test-cross test-pkg test-luci test-luci-browser test-vm
 
 test-unit:
 	go vet ./...
@@ -47,8 +48,9 @@ test-pkg: ipk
 test-luci:
 	node --test luci-app/tests/
 
-# The LuCI app in openwrt-userland (OPENWRT_USERLAND) with the real daemon,
-# driven in headless Chromium as root, readonly and noapp.
+# The LuCI app in openwrt-userland (src/build/openwrt-userland.sh finds it;
+# OPENWRT_USERLAND overrides) with the real daemon, driven in headless
+# Chromium as root, readonly and noapp; screenshots in dist/luci-browser/.
 test-luci-browser: build
 	luci-app/tests/browser/run.sh
 

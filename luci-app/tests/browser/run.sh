@@ -7,7 +7,7 @@
 # the daemon's log and last answers, the stack's logs, and screenshots/ with
 # each view as each login saw it.
 set -eu
-repo=$(cd "$(dirname "$0")/../.." && pwd -P)
+repo=$(cd "$(dirname "$0")/../../.." && pwd -P)
 here=$repo/luci-app/tests/browser
 fail() { echo "test-luci-browser: $*" >&2; exit 1; }
 
