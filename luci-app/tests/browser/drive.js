@@ -5,7 +5,8 @@
 // Run by inner.sh inside the runtime; every wait is for a condition, with a
 // generous limit, so a loaded machine is slower but never fails a check.
 //
-// SCREENSHOTS=dir: also writes <view>-<login>.png there.
+// SCREENSHOTS=dir: also writes <view>-<login>.png there (the whole page);
+// DOCS_SCREENSHOTS=dir: and the part of it luci-app/docs/ shows.
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -15,6 +16,7 @@ const puppeteer = require('puppeteer-core');
 
 const URL = process.env.LUCI_URL || 'http://127.0.0.1:8080/cgi-bin/luci/';
 const SHOTS = process.env.SCREENSHOTS || '';
+const DOCS_SHOTS = process.env.DOCS_SCREENSHOTS || '';
 const WAIT = 60000;
 
 // Whether this kernel can hold a flowtable at all (this machine's cannot):
@@ -217,11 +219,24 @@ class Session {
 		});
 	}
 
-	async shoot(name) {
+	// The whole page to SCREENSHOTS; with DOCS_SCREENSHOTS, unless docs is
+	// false, also the part a reader needs (the section titled `section`,
+	// else the top of the page) at 3/4 size, small enough to keep in the
+	// repository.
+	async shoot(name, { section, docs } = {}) {
 		if (!SHOTS)
 			return;
+		const file = `${name}-${this.login}.png`;
 		await this.page.evaluate(() => window.scrollTo(0, 0));
-		await this.page.screenshot({ path: path.join(SHOTS, `${name}-${this.login}.png`), fullPage: true });
+		await this.page.screenshot({ path: path.join(SHOTS, file), fullPage: true });
+		if (!DOCS_SHOTS || docs === false)
+			return;
+		const clip = await this.page.evaluate((title) => {
+			const box = title && Array.from(document.querySelectorAll('.cbi-section')).find((e) => (e.querySelector('h3')?.innerText || '').trim().split('\n')[0] == title);
+			const r = (box || document.body).getBoundingClientRect();
+			return { x: r.left, y: r.top + window.scrollY, width: Math.min(r.width, 1280), height: Math.min(r.height, box ? r.height : 950) };
+		}, section || null);
+		await this.page.screenshot({ path: path.join(DOCS_SHOTS, file), clip: Object.assign(clip, { scale: 0.75 }), captureBeyondViewport: true });
 	}
 
 	async notification(re) {
@@ -267,8 +282,8 @@ async function buttonIn(row, label) {
 }
 
 async function main() {
-	if (SHOTS)
-		fs.mkdirSync(SHOTS, { recursive: true });
+	for (const dir of [SHOTS, DOCS_SHOTS].filter(Boolean))
+		fs.mkdirSync(dir, { recursive: true });
 
 	await until('the block-list cut of 10.0.2.3', () => ubus('cuts').cuts?.some((c) => c.original?.dst == '10.0.2.3'));
 	// A cut whose reason is markup, made over ubus as an inspector would, on
@@ -403,6 +418,7 @@ async function asRoot(browser) {
 		const row = await flowRow(page, ['10.0.1.2:40000', '10.0.2.2:5201']);
 		await (await buttonIn(row, 'Cut…')).click();
 		await page.waitForSelector('#fastpath-cut-reason', { visible: true });
+		await s.shoot('cut-dialog');
 		await page.type('#fastpath-cut-reason', xss('reason'));
 		await page.click('#fastpath-cut-confirm');
 		await s.notification(/Cut 10\.0\.1\.2:40000/);
@@ -413,7 +429,7 @@ async function asRoot(browser) {
 		assert.equal(counter('wanhost', 'rx'), rx0, 'frames of the cut flow still reach the far host');
 		await until('the cut in the Active cuts table', () => cutRow(page, ['10.0.1.2:40000', 'id=fpxss-reason']));
 		await s.assertNoInjection();
-		await s.shoot('flows-cut');
+		await s.shoot('flows-cut', { docs: false });
 
 		const cut = await cutRow(page, ['10.0.1.2:40000']);
 		await (await buttonIn(cut, 'Release')).click();
@@ -445,6 +461,7 @@ async function asRoot(browser) {
 		await until('the Flow offload line', async () => /Flow offload/.test(await s.text('#view')) && /flows offloaded/.test(await s.text('#view')));
 		assert.deepEqual(s.unexpectedErrors('overview'), []);
 		await s.assertNoInjection();
+		await s.shoot('overview', { section: 'Flow offload' });
 	});
 
 	await s.close();
@@ -522,7 +539,7 @@ async function asNoapp(browser) {
 		assert.ok(text.includes('Access denied: this login may not read fastpath\'s status.'), text);
 		assert.equal(await s.page.$('a[href$="admin/network/fastpath"]'), null, 'the menu shows Flow Offload');
 		assert.deepEqual(s.unexpectedErrors('overview'), []);
-		await s.shoot('overview');
+		await s.shoot('overview', { section: 'Flow offload' });
 	});
 
 	await s.close();

@@ -19,6 +19,13 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 command -v node >/dev/null || fail "no node: run src/build/deps.sh (Debian package nodejs)"
 [ -d "$here/node_modules/puppeteer-core" ] || fail "no $here/node_modules/puppeteer-core: run src/build/deps.sh (npm ci in luci-app/tests/browser)"
 
+# DOCS_SCREENSHOTS=dir (e.g. luci-app/docs): also the smaller PNGs the docs show.
+docs=
+if [ -n "${DOCS_SCREENSHOTS:-}" ]; then
+	mkdir -p "$DOCS_SCREENSHOTS"
+	docs=$(cd "$DOCS_SCREENSHOTS" && pwd -P)
+	case $docs in "$repo"/*) ;; *) fail "DOCS_SCREENSHOTS=$DOCS_SCREENSHOTS is not inside $repo (the only host directory the runtime binds)" ;; esac
+fi
 out=${OUT:-$repo/dist/luci-browser}
 rm -rf "$out"
 mkdir -p "$out"
@@ -69,5 +76,5 @@ UCI
 printf '%s\n' '# test list' '198.51.100.7' '<img src=x id=fpxss-listline onerror=window.__fpxss=1>' >"$files/etc/fastpath/blocklist.txt"
 
 APP_DIR=$repo/luci-app FASTPATH_BIN=$repo/dist/fastpath FILES_DIR=$files OUT=$out BIND="$repo" \
-	CHROMIUM=$chromium SCREENSHOTS=$out/screenshots \
+	CHROMIUM=$chromium SCREENSHOTS=$out/screenshots DOCS_SCREENSHOTS=$docs \
 	"$userland/start.sh" "$here/inner.sh"
