@@ -181,6 +181,16 @@ test('flows view: rows, counters, default sort by bytes and the active cuts', as
 	assert.equal(rt.polls[0].interval, 5);
 });
 
+test('flows view: a cut list the daemon had to shorten says so; one without the fields reads as before', async () => {
+	const cuts = fixture('cuts.json');
+	const plain = squash((await renderFlows({ flows: fixture('flows.json'), cuts })).node.textContent);
+	assert.ok(!plain.includes('The daemon sent'), plain);
+	const some = squash((await renderFlows({ flows: fixture('flows.json'), cuts: Object.assign(clone(cuts), { truncated: true, total: 7000 }) })).node.textContent);
+	assert.ok(some.includes('The daemon sent 2 of its 7000 cuts: the rest do not fit in one ubus message.'), some);
+	const bare = squash((await renderFlows({ flows: fixture('flows.json'), cuts: Object.assign(clone(cuts), { truncated: true }) })).node.textContent);
+	assert.ok(bare.includes('The daemon sent only the cuts that fit in one ubus message.'), bare);
+});
+
 test('flows view: clicking a column sorts, clicking again reverses', async () => {
 	const { node } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json') });
 	const th = (label) => node.findAll((n) => n.tag == 'th' && squash(n.textContent).startsWith(label))[0];

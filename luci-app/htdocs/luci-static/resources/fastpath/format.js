@@ -31,9 +31,10 @@ var CUT = {
 	expires_in_s: N, frames: N, bytes: N, in_fastpath: B
 };
 
+/* truncated/total: the daemon left cuts out to keep its answer under ubus's size limit. */
 var SUMMARY = {
 	enabled: B, in_fastpath: B, reason: S, devices: [ S ], expiry_s: N, set_size: N,
-	active: N, frames_dropped: N, cuts: [ CUT ], warnings: [ S ],
+	active: N, frames_dropped: N, cuts: [ CUT ], truncated: B, total: N, warnings: [ S ],
 	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ] } ]
 };
 

@@ -223,6 +223,9 @@ return view.extend({
 
 		return E('div', { 'id': 'fastpath-cuts' }, [
 			E('p', {}, [ fmt.cutSummarySentence(s), ' ', fmt.cutCountsSentence(s) ]),
+			s.truncated ? E('div', { 'class': 'alert-message notice' }, [ (s.total > cuts.length)
+				? _('The daemon sent %d of its %d cuts: the rest do not fit in one ubus message.').format(cuts.length, s.total)
+				: _('The daemon sent only the cuts that fit in one ubus message.') ]) : '',
 			E('table', { 'class': 'table cbi-section-table' }, [
 				E('tr', { 'class': 'tr table-titles' }, titles.concat(writable ? [ '' ] : []).map(function(t) {
 					return E('th', { 'class': 'th' }, [ t ]);
