@@ -62,6 +62,18 @@ class DispatcherQueue {
 	constructor() {
 		this.waiting = [];
 		this.active = null;
+		this.log = []; // [ms, event, url]: $OUT/dispatcher.log, for reading a failure
+		this.t0 = Date.now();
+	}
+
+	note(event, r) {
+		this.log.push(`${((Date.now() - this.t0) / 1000).toFixed(1)}\t${event}\t${r.method()} ${r.url()}`);
+	}
+
+	// What is in flight, for a failure message.
+	state() {
+		return this.idle() ? 'no dispatcher request in flight' :
+			`dispatcher request in flight: ${this.active ? this.active.url() : 'none'}; ${this.waiting.length} waiting`;
 	}
 
 	idle() {
@@ -70,12 +82,17 @@ class DispatcherQueue {
 
 	attach(page) {
 		page.on('request', (r) => {
-			if (!/^[a-z]+:\/\/[^/]+\/cgi-bin\/luci\b/.test(r.url()))
+			// Pages, XHR and fetch: what LuCI asks the dispatcher for. (An image
+			// there comes only from injected markup, and Chromium may drop it
+			// with no event when its element goes.)
+			if (!/^[a-z]+:\/\/[^/]+\/cgi-bin\/luci\b/.test(r.url()) || !['document', 'xhr', 'fetch'].includes(r.resourceType()))
 				return r.continue().catch(() => {});
 			this.waiting.push(r);
 			this.next();
 		});
 		const done = (r) => {
+			if (r === this.active || this.waiting.includes(r))
+				this.note(r.failure() ? `failed ${r.failure().errorText}` : 'done', r);
 			this.waiting = this.waiting.filter((w) => w !== r);
 			if (r === this.active) {
 				this.active = null;
@@ -87,10 +104,22 @@ class DispatcherQueue {
 		return page.setRequestInterception(true);
 	}
 
+	// A closed page's requests report nothing more: forget them.
+	forget(page) {
+		const of = (r) => r.frame()?.page() === page;
+		this.waiting = this.waiting.filter((r) => !of(r));
+		if (this.active && of(this.active)) {
+			this.note('forgotten', this.active);
+			this.active = null;
+			this.next();
+		}
+	}
+
 	next() {
 		if (this.active || !this.waiting.length)
 			return;
 		const r = this.active = this.waiting.shift();
+		this.note('go', r);
 		// A request the page dropped before its turn: go on with the next.
 		r.continue().catch(() => { if (this.active === r) { this.active = null; this.next(); } });
 	}
@@ -104,7 +133,7 @@ async function check(name, fn) {
 		console.log(`ok   ${name}`);
 	} catch (e) {
 		failures.push(name);
-		console.log(`FAIL ${name}\n     ${String(e && e.stack || e).split('\n').slice(0, 6).join('\n     ')}`);
+		console.log(`FAIL ${name}\n     ${String(e && e.stack || e).split('\n').slice(0, 6).join('\n     ')}\n     (${dispatcherQueue.state()})`);
 	}
 }
 
@@ -246,8 +275,11 @@ class Session {
 		}, re.source));
 	}
 
+	// Closed once settled: a dispatcher request cut off by the close would run on beside the next one.
 	async close() {
+		await this.settle();
 		await this.ctx.close();
+		dispatcherQueue.forget(this.page);
 	}
 }
 
@@ -300,12 +332,16 @@ async function main() {
 	});
 
 	try {
-		await asRoot(browser);
-		await asReadonly(browser);
-		await asNoapp(browser);
+		// LOGINS=readonly,noapp runs only those logins' checks (when reading a failure).
+		const logins = (process.env.LOGINS || 'root,readonly,noapp').split(',');
+		for (const [login, run] of [['root', asRoot], ['readonly', asReadonly], ['noapp', asNoapp]])
+			if (logins.includes(login))
+				await run(browser);
 	} finally {
 		await browser.close();
-		// What the daemon answered at the end, for reading a failure.
+		// What the daemon answered at the end and the dispatcher requests, for reading a failure.
+		if (process.env.OUT)
+			fs.writeFileSync(path.join(process.env.OUT, 'dispatcher.log'), dispatcherQueue.log.join('\n') + '\n');
 		if (process.env.OUT)
 			fs.writeFileSync(path.join(process.env.OUT, 'answers.json'), JSON.stringify({
 				status: ubus('status'), flows: ubus('flows', { limit: 50 }), cuts: ubus('cuts')
@@ -347,6 +383,9 @@ async function asRoot(browser) {
 	});
 
 	await check('root: Status renders the daemon\'s answer, its errors and kernel notes as text', async () => {
+		// The state the check before leaves, made here too so this check stands alone.
+		if (ubus('status').mode.requested != 'software')
+			ubus('set', { mode: 'software' });
 		await s.view('admin/network/fastpath/status', '#fastpath-status .cbi-section');
 		const st = ubus('status');
 		const text = await s.text('#view');
