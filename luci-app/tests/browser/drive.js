@@ -54,7 +54,7 @@ let checks = 0;
 // connection once, in the parent (dispatcher.uc: `let ubus = connect()` at
 // import), so concurrent requests share one socket. Two at once can hang
 // until uhttpd's 60 s script timeout (two parallel curl requests of
-// admin/menu in this runtime did so about every other time). So the
+// admin/menu in this runtime did so in 2 of 5 tries, three in 5 of 5). So the
 // browser's requests to the dispatcher go one at a time, in the order the
 // page makes them (/ubus calls and static files go at once), and a view
 // is left only once its page has settled (Session.settle).
