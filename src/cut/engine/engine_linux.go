@@ -40,8 +40,12 @@ type Engine struct {
 	// released holds the tuples in the released sets and when their mark
 	// expires; nil until the first Sync has read them from the kernel.
 	released map[string]time.Time
-	lists map[string]*listState
-	index *prefixIndex // of lists; nil when it must be rebuilt
+	// listMu guards lists and index, apart from mu: block-list passes read
+	// them on every flow while mu is taken for each batch of inserts.
+	// Lock order: mu, then listMu.
+	listMu sync.RWMutex
+	lists  map[string]*listState
+	index  *listIndex // of lists, rebuilt or extended with them
 	nowFn func() time.Time
 
 	hooked     map[string]bool // chain names attached in the kernel
@@ -266,11 +270,10 @@ func (e *Engine) note(msg string) {
 	}
 }
 
-// listIndex returns the index of the lists, rebuilt after a change.
-// The caller holds e.mu.
-func (e *Engine) listIndex() *prefixIndex {
+// listIndex returns the index of the lists. The caller holds e.listMu.
+func (e *Engine) listIndex() *listIndex {
 	if e.index == nil {
-		e.index = buildIndex(e.lists)
+		return &listIndex{}
 	}
 	return e.index
 }

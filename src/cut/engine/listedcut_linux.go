@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -36,14 +35,9 @@ const listedBatchSize = 64
 // conntrack entries are deleted once every match is in the sets: a flow's
 // elements are in before its entry goes, and no entry goes while the
 // kernel walks the table.
-func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
-	e.mu.Lock()
-	ix := e.listIndex()
-	e.mu.Unlock()
-	var want *prefixIndex
-	if only != nil {
-		want = buildIndex(map[string]*listState{"": {prefixes: setOf(only)}})
-	}
+//
+// With flows, the pass also rebuilds its table of the addresses tracked.
+func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable) error {
 	batches := make(chan listedBatch, 64)
 	var dump conntrack.TupleDump
 	var dumpErr error
@@ -52,21 +46,25 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	go func() {
 		defer close(batches)
 		var b listedBatch
+		if flows != nil {
+			flows.begin()
+		}
 		dump, dumpErr = e.ct.EachTuple(func(f status.Flow) bool {
+			fa := addrsOf(f)
+			if flows != nil {
+				flows.seen(f.ID, fa)
+			}
 			if f.Proto != "tcp" && f.Proto != "udp" {
 				return true
 			}
-			p, trig, ok := flowListed(ix, f)
+			e.listMu.RLock()
+			hit, ok := flowListed(e.listIndex(), fa, only)
+			e.listMu.RUnlock()
 			if !ok {
 				return true
 			}
-			if want != nil {
-				if _, _, hit := flowListed(want, f); !hit {
-					return true
-				}
-			}
 			b.flows = append(b.flows, f)
-			b.causes = append(b.causes, cause{"far end " + p.String() + " is on a watched block list", trig})
+			b.causes = append(b.causes, cause{hit.reason(""), hit.trigger})
 			if len(b.flows) == listedBatchSize {
 				batches <- b
 				b = listedBatch{}
@@ -74,6 +72,9 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 			return true
 		})
 		dumpTook = time.Since(t0)
+		if flows != nil {
+			flows.end(dumpErr == nil)
+		}
 		if len(b.flows) > 0 {
 			batches <- b
 		}
