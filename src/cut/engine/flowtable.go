@@ -27,8 +27,14 @@ type flowCounts struct {
 	v6  map[u128]int32
 }
 
-func newFlowCounts() *flowCounts {
-	return &flowCounts{ids: map[uint32]struct{}{}, v4: map[uint32]int32{}, v6: map[u128]int32{}}
+// newFlowCounts makes a table sized like like (nil: empty), so a
+// rebuild grows no map.
+func newFlowCounts(like *flowCounts) *flowCounts {
+	var ids, v4, v6 int
+	if like != nil {
+		ids, v4, v6 = len(like.ids), len(like.v4), len(like.v6)
+	}
+	return &flowCounts{ids: make(map[uint32]struct{}, ids), v4: make(map[uint32]int32, v4), v6: make(map[u128]int32, v6)}
 }
 
 // flowAddrs are the distinct addresses of a flow (its two tuples).
@@ -101,7 +107,7 @@ func (t *flowTable) event(id uint32, fa flowAddrs, gone bool) {
 // and end once it has read the table to its end.
 func (t *flowTable) begin() {
 	t.mu.Lock()
-	t.next = newFlowCounts()
+	t.next = newFlowCounts(t.cur)
 	t.mu.Unlock()
 }
 
