@@ -10,6 +10,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/google/nftables"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -45,16 +46,17 @@ type Engine struct {
 	// Lock order: mu, then listMu.
 	listMu sync.RWMutex
 	lists  map[string]*listState
-	index  *listIndex // of lists, rebuilt or extended with them
-	nowFn func() time.Time
+	index  *listIndex     // of lists, rebuilt or extended with them
+	events *nftevents.Hub // the daemon's nftables notifications; nil: a socket per watch
+	nowFn  func() time.Time
 
 	hooked     map[string]bool // chain names attached in the kernel
 	chainFails map[string]bool // devices whose chain the kernel refused
 	idleGen    uint64          // the idle check that counts; older timers do nothing
 	idleDue    time.Time       // when it runs; zero when none is scheduled
 
-	afterInsert  func(cuts int)      // tests: called once a batch of cuts is in the sets
-	afterRelease func(t cut.Tuple)   // tests: called once a release of t committed
+	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
+	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
 }
 
 // record is what the kernel's elements do not say about a cut.

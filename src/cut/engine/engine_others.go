@@ -9,6 +9,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/sirupsen/logrus"
 )
 
@@ -31,3 +32,4 @@ func (e *Engine) Release(context.Context, func(cut.Cut) bool) (int, error) { ret
 func (e *Engine) Summary() cut.Summary                                     { return cut.Summary{Reason: errNotLinux.Error()} }
 func (e *Engine) WatchBlocklists(context.Context, cut.Config) error        { return errNotLinux }
 func (e *Engine) Cleanup() error                                           { return errNotLinux }
+func (e *Engine) UseEvents(*nftevents.Hub)                                 {}

@@ -3,12 +3,14 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 )
 
 // banipSet is a banIP-shaped set: dots in the name, flags interval,
@@ -101,6 +103,16 @@ func TestIntegrationListDeletionsRelease(t *testing.T) {
 	if err := r.lab.Nft(r.lab.Router, banipSet("192.0.2.0/24")); err != nil {
 		t.Fatal(err)
 	}
+	// As the daemon runs it: the watch reads the notifications of the one
+	// socket every watcher shares.
+	var hub *nftevents.Hub
+	if err := labnet.In(r.lab.Router, func() (err error) { hub, err = nftevents.Open(0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // after the watch's own cleanup, which runs first
+	go hub.Run(ctx)
+	r.eng.UseEvents(hub)
 	r.watch(t, banipConfig())
 	conns := r.udpFlows(t, 3, 45000, 9500)
 	listServer := func(how string) {

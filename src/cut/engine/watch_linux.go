@@ -15,6 +15,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -25,6 +26,14 @@ import (
 var nftFamilies = map[string]uint8{
 	"inet": unix.NFPROTO_INET, "ip": unix.NFPROTO_IPV4, "ip6": unix.NFPROTO_IPV6,
 	"bridge": unix.NFPROTO_BRIDGE, "netdev": unix.NFPROTO_NETDEV, "arp": unix.NFPROTO_ARP,
+}
+
+// UseEvents makes block-list watches read nftables notifications from
+// hub, the daemon's one socket on them, instead of a socket of their own.
+func (e *Engine) UseEvents(hub *nftevents.Hub) {
+	e.listMu.Lock()
+	e.events = hub
+	e.listMu.Unlock()
 }
 
 // WatchBlocklists reads every block list of cfg, cuts the connections
@@ -62,16 +71,22 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 
 	// Sockets first, so nothing added between the initial read and the
 	// first event is missed.
-	var nl *netlink.Conn
+	var sets *nftevents.Sub
+	var hub *nftevents.Hub
 	if len(nftNames) > 0 {
-		nl, err = netlink.Dial(unix.NETLINK_NETFILTER, nil)
-		if err != nil {
-			return fmt.Errorf("watch nftables sets: %w", err)
+		e.listMu.RLock()
+		hub = e.events
+		e.listMu.RUnlock()
+		if hub == nil {
+			if hub, err = nftevents.Open(0); err != nil {
+				return fmt.Errorf("watch nftables sets: %w", err)
+			}
+			go hub.Run(ctx)
 		}
-		defer nl.Close()
-		_ = nl.SetReadBuffer(8 << 20)
-		if err := nl.JoinGroup(unix.NFNLGRP_NFTABLES); err != nil {
-			return fmt.Errorf("watch nftables sets: join NFNLGRP_NFTABLES: %w", err)
+		sets = hub.Subscribe()
+		defer sets.Close()
+		if err := sets.Err(); err != nil {
+			return fmt.Errorf("watch nftables sets: %w", err)
 		}
 	}
 	sub, err := e.ct.Subscribe()
@@ -140,8 +155,8 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 		})
 	}()
 	go w.cutAdded()
-	if nl != nil {
-		go func() { errc <- w.watchSets(nl, nftNames) }()
+	if sets != nil {
+		go func() { errc <- w.watchSets(hub, sets, nftNames) }()
 	}
 	if ino != nil {
 		go func() { errc <- w.watchFiles(ino) }()
@@ -253,23 +268,35 @@ func readSet(b cut.BlocklistConfig) (els []rawElem, interval bool, problem strin
 // transaction's changes apply when it commits (NEWGEN), so banIP's reload
 // (delete the set, create it again, fill it, in one transaction) releases
 // only what the new set lacks and cuts only what it lists.
-func (w *watcher) watchSets(nl *netlink.Conn, watched []cut.BlocklistConfig) error {
-	go func() { <-w.ctx.Done(); nl.Close() }()
+func (w *watcher) watchSets(hub *nftevents.Hub, sub *nftevents.Sub, watched []cut.BlocklistConfig) error {
 	e := w.e
 	dirty := map[string]bool{}
+	defer func() { sub.Close() }() // the latest subscription
 	for {
-		msgs, err := nl.Receive()
-		if err != nil {
+		var msgs []netlink.Message
+		select {
+		case <-w.ctx.Done():
+			return nil
+		case m, ok := <-sub.Messages():
+			if ok {
+				msgs = m
+				break
+			}
 			if w.ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, unix.ENOBUFS) {
-				// Notifications were lost (a burst of additions): read the sets again.
-				clear(dirty)
-				w.resyncSets(watched)
-				continue
+			// Notifications were lost (a burst of additions): subscribe
+			// again, then read the sets again.
+			if err := sub.Err(); !errors.Is(err, nftevents.ErrLost) {
+				return fmt.Errorf("watch nftables sets: %v", err)
 			}
-			return fmt.Errorf("watch nftables sets: %w", err)
+			sub = hub.Subscribe()
+			if err := sub.Err(); err != nil {
+				return fmt.Errorf("watch nftables sets: %w", err)
+			}
+			clear(dirty)
+			w.resyncSets(watched)
+			continue
 		}
 		for _, m := range msgs {
 			ev, err := parseSetEvent(uint16(m.Header.Type), m.Data)
