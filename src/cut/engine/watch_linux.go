@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,7 +122,7 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 			l.problems = append(l.problems, problems...)
 			l.replacePrefixes(ps)
 		case cut.KindFile:
-			ps, problems := readListFile(l.cfg.Path)
+			ps, problems := readListFile(l.cfg)
 			l.problems = append(l.problems, problems...)
 			l.replacePrefixes(ps)
 		case cut.KindNftSet:
@@ -224,20 +223,6 @@ func (w *watcher) cutAdded() {
 			w.e.log.WithError(err).Warn("cut: block-list addition")
 		}
 	}
-}
-
-// readListFile reads a file block list.
-func readListFile(path string) ([]netip.Prefix, []string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, []string{fmt.Sprintf("%v (the list is empty until the file exists)", err)}
-	}
-	defer f.Close()
-	ps, problems, err := cut.ParseBlocklist(f, path)
-	if err != nil {
-		problems = append(problems, err.Error())
-	}
-	return ps, problems
 }
 
 // readSet reads a watched nftables set through a dump; problem says why
@@ -415,7 +400,7 @@ func (w *watcher) watchFiles(ino *os.File) error {
 		e.listMu.RUnlock()
 		var d delta
 		for _, c := range files {
-			ps, problems := readListFile(c.Path)
+			ps, problems := readListFile(c)
 			e.listMu.Lock()
 			l := e.lists[c.Name]
 			l.problems = problems
