@@ -40,6 +40,8 @@ type Fastpath struct {
 	CutInFastpath bool                  `json:"cut_in_fastpath"`
 	CutExpiry     time.Duration         `json:"cut_expiry"`
 	CutSetSize    int                   `json:"cut_set_size"`
+	CutMinPrefix4 int                   `json:"cut_min_prefix4"`
+	CutMinPrefix6 int                   `json:"cut_min_prefix6"`
 	LogLevel      string                `json:"log_level"`
 	ExtraDevices  []string              `json:"extra_devices,omitempty"`
 	Blocklists    []cut.BlocklistConfig `json:"blocklists,omitempty"`
@@ -78,6 +80,8 @@ func Defaults() Fastpath {
 		CutInFastpath: true,
 		CutExpiry:     cut.DefaultExpiry,
 		CutSetSize:    cut.DefaultSetSize,
+		CutMinPrefix4: cut.DefaultMinPrefix4,
+		CutMinPrefix6: cut.DefaultMinPrefix6,
 		LogLevel:      "info",
 	}
 }

@@ -24,7 +24,7 @@ func init() {
 		{"flows", "flows [--json] [--offload any|none|software|hardware] [--proto tcp|udp] [--address IP] [--limit N]", "conntrack flows with their offload state", runFlows},
 		{"set", "set off|software|hardware|auto", "change the offload mode (writes UCI, applies)", runSet},
 		{"reload", "reload", "ask the daemon to re-read its configuration and re-plan", runReload},
-		{"cut", "cut ADDRESS | --proto P --src IP --sport N --dst IP --dport N [--reason TEXT]", "cut connections in the fast path", runCut},
+		{"cut", "cut ADDRESS | --proto P --src IP --sport N --dst IP --dport N [--reason TEXT] [--force] [--local]", "cut connections in the fast path", runCut},
 		{"uncut", "uncut ADDRESS | --proto P --src IP --sport N --dst IP --dport N", "release cuts", runUncut},
 		{"verdict", "verdict drop|forward --proto P --src IP --sport N --dst IP --dport N [--reason TEXT]", "set one connection's verdict", runVerdict},
 		{"cuts", "cuts [--json]", "the active cuts and what triggered them", runCuts},

@@ -146,6 +146,7 @@ func runReload(args []string) int {
 type cutFlags struct {
 	proto, src, dst, reason string
 	sport, dport            int
+	force, local            bool
 }
 
 func (c *cutFlags) register(fs *flag.FlagSet, withReason bool) {
@@ -169,6 +170,12 @@ func (c *cutFlags) args(address string) map[string]any {
 	if c.reason != "" {
 		a["reason"] = c.reason
 	}
+	if c.force {
+		a["force"] = true
+	}
+	if c.local {
+		a["local"] = true
+	}
 	return a
 }
 
@@ -181,6 +188,10 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 	var c cutFlags
 	fs := newFlags(name, &o, true)
 	c.register(fs, withReason)
+	if method == "cut" {
+		fs.BoolVar(&c.force, "force", false, "cut a prefix shorter than cut_min_prefix4/6 (default /8 and /16)")
+		fs.BoolVar(&c.local, "local", false, "cut connections of the router itself too (its SSH, LuCI, DNS)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

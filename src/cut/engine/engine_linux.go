@@ -5,6 +5,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +57,9 @@ type Engine struct {
 	idleGen    uint64          // the idle check that counts; older timers do nothing
 	idleDue    time.Time       // when it runs; zero when none is scheduled
 
+	rt  *netlink.Conn       // rtnetlink, for the router's own addresses
+	own map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
+
 	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
 	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
 }
@@ -82,7 +87,13 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cut engine: open nftables netlink: %w", err)
 	}
+	rt, err := netlink.Dial(unix.NETLINK_ROUTE, nil)
+	if err != nil {
+		conn.CloseLasting()
+		return nil, fmt.Errorf("cut engine: open rtnetlink: %w", err)
+	}
 	return &Engine{
+		rt:         rt,
 		ct:         ct,
 		nft:        conn,
 		log:        log,
@@ -112,6 +123,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cfg = cfg
+	e.readOwnAddrs()
 	e.devices = cut.SortedDevices(devices)
 	e.synced = true
 	e.warnings = nil
@@ -250,6 +262,7 @@ func (e *Engine) Cleanup() error {
 	if cerr := e.nft.CloseLasting(); err == nil {
 		err = cerr
 	}
+	e.rt.Close()
 	return err
 }
 

@@ -22,10 +22,10 @@ type Engine struct{}
 func NewEngine(*conntrack.Client, *logrus.Entry) (*Engine, error) { return nil, errNotLinux }
 
 func (e *Engine) Sync([]string, cut.Config) error { return errNotLinux }
-func (e *Engine) CutAddress(context.Context, netip.Prefix, string, string) ([]cut.Cut, error) {
+func (e *Engine) CutAddress(context.Context, netip.Prefix, string, string, cut.CutOptions) ([]cut.Cut, error) {
 	return nil, errNotLinux
 }
-func (e *Engine) CutTuple(context.Context, cut.Tuple, string, string) ([]cut.Cut, error) {
+func (e *Engine) CutTuple(context.Context, cut.Tuple, string, string, cut.CutOptions) ([]cut.Cut, error) {
 	return nil, errNotLinux
 }
 func (e *Engine) Release(context.Context, func(cut.Cut) bool) (int, error) { return 0, errNotLinux }

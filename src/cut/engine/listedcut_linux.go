@@ -83,10 +83,15 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 	var cuts []cut.Cut
 	var run insertRun
 	var inserting time.Duration
+	spared := 0
+	e.mu.Lock()
+	e.readOwnAddrs()
+	e.mu.Unlock()
 	for b := range batches {
 		b = gatherWaiting(b, batches, insertChunk)
 		e.mu.Lock()
 		lo := len(cuts)
+		b = e.spareLocalListed(b, &spared)
 		cuts = e.newCuts(cuts, b.flows, func(i int) (string, string) { return b.causes[i].reason, b.causes[i].trigger })
 		if fresh := cuts[lo:]; len(fresh) > 0 {
 			t := time.Now()
@@ -107,6 +112,11 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 	if dumpErr != nil {
 		dumpErr = fmt.Errorf("cut: %w; the flows matched before it are cut", dumpErr)
 	}
+	if spared > 0 {
+		e.mu.Lock()
+		e.note(fmt.Sprintf("cut: %d connection(s) of the router itself have a listed far end and were not cut (a block list never cuts the router's own SSH, LuCI or DNS)", spared))
+		e.mu.Unlock()
+	}
 	if len(cuts) == 0 {
 		return dumpErr
 	}
@@ -122,6 +132,24 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 	err := e.finishCuts(cuts)
 	e.log.Debugf("cut: %d flows: conntrack deletes %v", len(cuts), time.Since(t1))
 	return errors.Join(dumpErr, err)
+}
+
+// spareLocalListed drops a batch's connections of the router itself and
+// counts them. The caller holds e.mu.
+func (e *Engine) spareLocalListed(b listedBatch, spared *int) listedBatch {
+	if len(e.own) == 0 {
+		return b
+	}
+	var out listedBatch
+	for i, f := range b.flows {
+		if isLocal(f, e.own) {
+			*spared++
+			continue
+		}
+		out.flows = append(out.flows, f)
+		out.causes = append(out.causes, b.causes[i])
+	}
+	return out
 }
 
 // gatherWaiting appends the batches already waiting in the channel to b,

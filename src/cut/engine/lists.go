@@ -15,6 +15,10 @@ type listState struct {
 	problems []string
 	cover    addrSet // the addresses it lists
 	entries  int     // lines, addresses or set elements, as its source counts them
+	// minBits are cut_min_prefix4 and cut_min_prefix6: a range wider than
+	// that is listed but not cut, and wide says so.
+	minBits [2]int
+	wide    []string
 
 	// nftables sets only: the elements of an interval set, and the changes
 	// of the transaction under way, applied when it commits (so a set
@@ -26,7 +30,7 @@ type listState struct {
 }
 
 func newListState(cfg cut.BlocklistConfig) *listState {
-	l := &listState{cfg: cfg}
+	l := &listState{cfg: cfg, minBits: [2]int{cut.DefaultMinPrefix4, cut.DefaultMinPrefix6}}
 	switch cfg.Kind {
 	case cut.KindNftSet:
 		l.source = cfg.Family + " " + cfg.Table + " " + cfg.Set
@@ -60,9 +64,40 @@ func diffSets(old, now addrSet) delta {
 
 // replace sets the list's addresses; entries is how many its source has.
 func (l *listState) replace(now addrSet, entries int) delta {
-	d := diffSets(l.cover, now)
+	d := l.diff(l.cover, now)
 	l.cover, l.entries = now, entries
+	l.findWide()
 	return d
+}
+
+// tooWide reports whether a range of the list is wider than it may cut.
+func (l *listState) tooWide(n span, v6 bool) bool {
+	if v6 {
+		return n.wider(l.minBits[1], 128)
+	}
+	return n.wider(l.minBits[0], 32)
+}
+
+// findWide lists the ranges too wide to cut, up to MaxListProblems.
+func (l *listState) findWide() {
+	l.wide = nil
+	for f, ss := range [2]spans{l.cover.v4, l.cover.v6} {
+		v6 := f == 1
+		for _, n := range ss {
+			if !l.tooWide(n, v6) {
+				continue
+			}
+			if len(l.wide) == cut.MaxListProblems {
+				l.wide = append(l.wide, "blocklist "+l.cfg.Name+": more ranges too wide to cut")
+				return
+			}
+			bits, opt := l.minBits[0], "cut_min_prefix4"
+			if v6 {
+				bits, opt = l.minBits[1], "cut_min_prefix6"
+			}
+			l.wide = append(l.wide, fmt.Sprintf("blocklist %s: %s is wider than /%d (fastpath.main.%s): connections in it are not cut, so a list cannot cut the router off; narrow it or lower %s", l.cfg.Name, spanText(n, v6), bits, opt, opt))
+		}
+	}
 }
 
 // replacePrefixes is replace for a list of prefixes.
@@ -78,7 +113,7 @@ func (l *listState) load(els []rawElem, interval bool) (delta, []string) {
 	old := l.cover
 	l.cover = addrSet{}
 	l.apply(foldChanges(cs), true)
-	return diffSets(old, l.cover), problems
+	return l.diff(old, l.cover), problems
 }
 
 // queue records elements a notification added or deleted.
@@ -103,7 +138,7 @@ func (l *listState) commit() delta {
 		old := l.cover
 		l.pts, l.cover = [2]pointSet{}, addrSet{}
 		l.apply(cs, true)
-		return diffSets(old, l.cover)
+		return l.diff(old, l.cover)
 	}
 	return l.apply(cs, false)
 }
@@ -125,7 +160,7 @@ func (l *listState) apply(cs []pointChange, bulk bool) (d delta) {
 				old := *cov
 				*ps = ps.merged(fcs)
 				*cov = ps.cover(top)
-				d.join(familyDelta(old, *cov, v6))
+				d.join(l.familyDelta(old, *cov, v6))
 				continue
 			}
 			// Every point first: what an address's membership is depends
@@ -154,7 +189,7 @@ func (l *listState) apply(cs []pointChange, bulk bool) (d delta) {
 			}
 			old := *cov
 			*cov = subtract(union(old, normalized(add, top), top), normalized(del, top))
-			d.join(familyDelta(old, *cov, v6))
+			d.join(l.familyDelta(old, *cov, v6))
 			continue
 		}
 		for _, c := range fcs {
@@ -162,6 +197,7 @@ func (l *listState) apply(cs []pointChange, bulk bool) (d delta) {
 		}
 	}
 	l.entries = l.count()
+	l.findWide()
 	return d
 }
 
@@ -178,10 +214,37 @@ func (d *delta) mark(cov *spans, r span, in, v6 bool, top u128) {
 	}
 }
 
-func familyDelta(old, now spans, v6 bool) delta {
+func (l *listState) familyDelta(old, now spans, v6 bool) delta {
 	var o, n addrSet
 	*o.fam0(v6), *n.fam0(v6) = old, now
-	return diffSets(o, n)
+	return l.diff(o, n)
+}
+
+// diff is what a change from old to now did to what the list cuts: a
+// range too wide to cut is as if not listed, so narrowing it lists anew.
+func (l *listState) diff(old, now addrSet) delta {
+	return diffSets(l.enforced(old), l.enforced(now))
+}
+
+// enforced is s without the ranges too wide to cut.
+func (l *listState) enforced(s addrSet) addrSet {
+	out := addrSet{}
+	for f, ss := range [2]spans{s.v4, s.v6} {
+		keep := ss
+		for i, n := range ss {
+			if l.tooWide(n, f == 1) {
+				keep = append(ss[:i:i], nil...)
+				for _, m := range ss[i:] {
+					if !l.tooWide(m, f == 1) {
+						keep = append(keep, m)
+					}
+				}
+				break
+			}
+		}
+		*out.fam0(f == 1) = keep
+	}
+	return out
 }
 
 func (s *addrSet) fam0(v6 bool) *spans { p, _ := s.fam(v6); return p }
@@ -216,7 +279,7 @@ func (l *listState) report() cut.Blocklist {
 	if kind == cut.KindList {
 		kind = "uci"
 	}
-	return cut.Blocklist{Name: l.cfg.Name, Kind: kind, Source: l.source, Entries: l.entries, Errors: append([]string(nil), l.problems...)}
+	return cut.Blocklist{Name: l.cfg.Name, Kind: kind, Source: l.source, Entries: l.entries, Errors: append(append([]string(nil), l.problems...), l.wide...)}
 }
 
 // listIndex answers "is this address on a list, and on which": one binary
@@ -269,7 +332,7 @@ func (ix *listIndex) lookup(a netip.Addr) (listing, bool) {
 	n, v6 := addrNum(a)
 	for _, l := range ix.lists {
 		ss, _ := l.cover.fam(v6)
-		if s, ok := ss.find(n); ok {
+		if s, ok := ss.find(n); ok && !l.tooWide(s, v6) {
 			return listing{trigger: l.trigger(), what: spanText(s, v6), addr: a}, true
 		}
 	}

@@ -42,6 +42,32 @@ func minU(a, b u128) u128 {
 	return a
 }
 
+func (a u128) sub(b u128) u128 {
+	lo := a.lo - b.lo
+	borrow := uint64(0)
+	if a.lo < b.lo {
+		borrow = 1
+	}
+	return u128{a.hi - b.hi - borrow, lo}
+}
+
+// wider reports whether n holds more addresses than a prefix of length
+// bits (of a family of width bits) does.
+func (n span) wider(bits, width int) bool {
+	host := width - bits
+	if host >= 128 {
+		return false
+	}
+	// n holds hi-lo+1 addresses; the prefix 2^host: wider when hi-lo >= 2^host.
+	var limit u128
+	if host >= 64 {
+		limit.hi = 1 << (host - 64)
+	} else {
+		limit.lo = 1 << host
+	}
+	return !n.hi.sub(n.lo).less(limit)
+}
+
 // top4 and top6 are the last address of each family.
 var (
 	top4 = u128{0, 0xffffffff}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -298,5 +299,38 @@ func TestFlowTable(t *testing.T) {
 	}
 	if !ft.anyIn(setOfPrefixes(prefixes("0.0.0.0/0"))) || !ft.anyIn(s) {
 		t.Error("a wide span misses a tracked address")
+	}
+}
+
+func TestSpanWider(t *testing.T) {
+	for _, c := range []struct {
+		p    string
+		bits int
+		want bool
+	}{
+		{"10.0.0.0/8", 8, false}, {"10.0.0.0/7", 8, true}, {"0.0.0.0/0", 1, true}, {"10.0.0.0/32", 32, false},
+		{"2001:db8::/16", 16, false}, {"2000::/3", 16, true}, {"::/0", 1, true}, {"2001:db8::/64", 64, false}, {"2001:db8::/63", 64, true},
+	} {
+		n, v6 := prefixSpan(netip.MustParsePrefix(c.p))
+		width := 32
+		if v6 {
+			width = 128
+		}
+		if got := n.wider(c.bits, width); got != c.want {
+			t.Errorf("%s wider than /%d = %v, want %v", c.p, c.bits, got, c.want)
+		}
+	}
+	l := newListState(cutList("x"))
+	l.minBits = [2]int{8, 16}
+	l.replacePrefixes(prefixes("0.0.0.0/0", "2001:db8::/32"))
+	ix := buildIndex(map[string]*listState{"x": l})
+	if _, ok := ix.lookup(netip.MustParseAddr("192.0.2.1")); ok {
+		t.Error("an address listed only by 0.0.0.0/0 counts as listed")
+	}
+	if _, ok := ix.lookup(netip.MustParseAddr("2001:db8::1")); !ok {
+		t.Error("2001:db8::/32 is not wider than /16 and must be cut")
+	}
+	if len(l.wide) != 1 || !strings.Contains(l.wide[0], "0.0.0.0/0 is wider than /8 (fastpath.main.cut_min_prefix4)") {
+		t.Errorf("wide: %q", l.wide)
 	}
 }

@@ -52,6 +52,7 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 	dirs := map[string]bool{}
 	for _, b := range cfg.Blocklists {
 		lists[b.Name] = newListState(b)
+		lists[b.Name].minBits = [2]int{cfg.MinPrefix4, cfg.MinPrefix6}
 		switch b.Kind {
 		case cut.KindNftSet:
 			if _, ok := nftFamilies[b.Family]; !ok {
@@ -438,7 +439,7 @@ func (e *Engine) cutNewFlow(ctx context.Context, f status.Flow) {
 	if !ok {
 		return
 	}
-	if _, err := e.cutFlows(ctx, []status.Flow{f}, hit.reason(" (new connection)"), hit.trigger); err != nil {
+	if _, err := e.cutFlows(ctx, []status.Flow{f}, hit.reason(" (new connection)"), hit.trigger, false, "address"); err != nil && !isRefused(err) {
 		e.log.WithError(err).Warn("cut: new connection of a listed address")
 	}
 }
@@ -485,4 +486,9 @@ func (e *Engine) releaseUnlisted(ctx context.Context) {
 	}
 	e.log.WithField("connections", n).Info("cut: released, their addresses are no longer listed")
 	e.checkIdle()
+}
+
+func isRefused(err error) bool {
+	var r *cut.RefusedError
+	return errors.As(err, &r)
 }
