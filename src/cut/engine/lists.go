@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
@@ -354,4 +357,37 @@ func keyNum(k []byte) (u128, bool, bool) {
 	}
 	n, v6 := addrNum(a)
 	return n, v6, true
+}
+
+// boundElems keeps the elements of at most MaxListEntries entries of a
+// set, the lowest addresses first, and says so when it drops any.
+func boundElems(els []rawElem, interval bool, list string) ([]rawElem, string) {
+	limit := cut.MaxListEntries
+	if interval {
+		limit *= 2 // a start and an end each
+	}
+	if len(els) <= limit {
+		return els, ""
+	}
+	n := len(els)
+	slices.SortFunc(els, func(a, b rawElem) int {
+		if c := cmp.Compare(len(a.Key), len(b.Key)); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		switch {
+		case a.IntervalEnd == b.IntervalEnd:
+			return 0
+		case a.IntervalEnd:
+			return -1 // an end before a start at one address
+		}
+		return 1
+	})
+	els = els[:limit]
+	if last := els[len(els)-1]; interval && !last.IntervalEnd && len(last.KeyEnd) == 0 {
+		els = els[:len(els)-1] // a start whose end was dropped would run to the top
+	}
+	return els, fmt.Sprintf("blocklist %s: the set has %d elements, more than %d entries (MaxListEntries): those of the lowest addresses are followed; split the set", list, n, cut.MaxListEntries)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/fastpath-wrt/fastpath/src/cut"
 	"math/rand"
 	"net/netip"
 	"strings"
@@ -332,5 +333,26 @@ func TestSpanWider(t *testing.T) {
 	}
 	if len(l.wide) != 1 || !strings.Contains(l.wide[0], "0.0.0.0/0 is wider than /8 (fastpath.main.cut_min_prefix4)") {
 		t.Errorf("wide: %q", l.wide)
+	}
+}
+
+func TestBoundElems(t *testing.T) {
+	var els []rawElem
+	for i := uint32(cut.MaxListEntries + 10); i > 0; i-- { // a dump, highest first: /28s 32 addresses apart
+		n := 10<<24 | i<<5
+		els = append(els, rawElem{Key: []byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n) + 16}, IntervalEnd: true}, rawElem{Key: []byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}})
+	}
+	got, problem := boundElems(els, true, "big")
+	if len(got) != 2*cut.MaxListEntries || !strings.Contains(problem, "blocklist big: the set has 524308 elements, more than 262144 entries") {
+		t.Fatalf("%d elements kept, problem %q", len(got), problem)
+	}
+	l := newListState(cutList("big"))
+	l.load(got, true)
+	last := l.cover.v4[len(l.cover.v4)-1]
+	if l.entries != cut.MaxListEntries || spanText(last, false) != "10.128.0.0/28" {
+		t.Errorf("entries %d, last %s: want the lowest %d intervals", l.entries, spanText(last, false), cut.MaxListEntries)
+	}
+	if kept, problem := boundElems(els[:10], true, "small"); len(kept) != 10 || problem != "" {
+		t.Errorf("a small set was bounded: %d, %q", len(kept), problem)
 	}
 }

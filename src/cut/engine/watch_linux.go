@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -135,7 +136,11 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 				l.problems = []string{problem}
 				continue
 			}
+			els, bound := boundElems(els, interval, l.cfg.Name)
 			_, l.problems = l.load(els, interval)
+			if bound != "" {
+				l.problems = append(l.problems, bound)
+			}
 		}
 	}
 	e.listMu.Lock()
@@ -303,7 +308,13 @@ func (w *watcher) watchSets(hub *nftevents.Hub, sub *nftevents.Sub, watched []cu
 				e.listMu.Lock()
 				l := e.lists[b.Name]
 				switch ev.Kind {
-				case elemsAdded, elemsDeleted:
+				case elemsAdded:
+					if l.entries+len(l.pending)/2 >= cut.MaxListEntries {
+						l.problems = boundedProblems(l.problems, []string{fmt.Sprintf("blocklist %s: more than %d entries (MaxListEntries): later additions are not followed; split the set", b.Name, cut.MaxListEntries)})
+						break
+					}
+					fallthrough
+				case elemsDeleted:
 					if problems := l.queue(ev.Elems, ev.Kind == elemsAdded); len(problems) > 0 {
 						l.problems = boundedProblems(l.problems, problems)
 					}
@@ -359,9 +370,12 @@ func (w *watcher) resyncSets(watched []cut.BlocklistConfig) {
 			l.pts, l.pending, l.reset = [2]pointSet{}, nil, false
 			l.problems = []string{problem}
 		} else {
+			els, bound := boundElems(els, interval, b.Name)
 			ld, problems := l.load(els, interval)
 			d.join(ld)
-			l.problems = problems
+			if l.problems = problems; bound != "" {
+				l.problems = append(l.problems, bound)
+			}
 		}
 		e.indexChanged(d)
 		e.listMu.Unlock()
@@ -416,13 +430,15 @@ func (w *watcher) watchFiles(ino *os.File) error {
 // maxListProblems bounds the problems kept per list.
 const maxListProblems = 100
 
-// boundedProblems appends more to have, up to maxListProblems.
+// boundedProblems appends more to have, up to maxListProblems, once each.
 func boundedProblems(have, more []string) []string {
 	for _, p := range more {
 		if len(have) >= maxListProblems {
 			break
 		}
-		have = append(have, p)
+		if !slices.Contains(have, p) {
+			have = append(have, p)
+		}
 	}
 	return have
 }
