@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -68,8 +69,8 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string, local bool, field string) ([]cut.Cut, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !local {
-		e.readOwnAddrs()
+	if !local && trigger != "" && !strings.HasPrefix(trigger, "blocklist:") {
+		e.readOwnAddrs() // a call: the addresses as they are now; lists use those of the last pass
 	}
 	flows, spared := e.spareLocal(flows, local)
 	cuts := e.newCuts(nil, flows, func(int) (string, string) { return reason, trigger })
@@ -110,6 +111,12 @@ func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (r
 			continue
 		}
 		reason, trigger := why(i)
+		if f.ID != 0 {
+			if len(e.cutIDs) >= 4*e.cfg.SetSize {
+				clear(e.cutIDs) // destroy events were lost: start again
+			}
+			e.cutIDs[f.ID] = struct{}{}
+		}
 		cuts = append(cuts, cut.Cut{
 			Original: f.Original, Reply: f.Reply, Reason: reason, Trigger: trigger,
 			Since: e.nowFn(), ExpiresIn: e.cfg.Expiry, Expires: e.cfg.Expiry.Seconds(),

@@ -57,8 +57,11 @@ type Engine struct {
 	idleGen    uint64          // the idle check that counts; older timers do nothing
 	idleDue    time.Time       // when it runs; zero when none is scheduled
 
-	rt  *netlink.Conn       // rtnetlink, for the router's own addresses
-	own map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
+	// cutIDs are the conntrack ids of entries cut, until their destroy
+	// event: a late new event of one is not a new connection.
+	cutIDs map[uint32]struct{}
+	rt     *netlink.Conn       // rtnetlink, for the router's own addresses
+	own    map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
 
 	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
 	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
@@ -94,6 +97,7 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 	}
 	return &Engine{
 		rt:         rt,
+		cutIDs:     map[uint32]struct{}{},
 		ct:         ct,
 		nft:        conn,
 		log:        log,

@@ -153,8 +153,11 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 
 	go func() {
 		errc <- sub.Run(ctx, func(ev conntrack.Event) {
-			w.flows.event(ev.Flow.ID, addrsOf(ev.Flow), ev.Type == conntrack.EventDestroy)
-			if ev.Type == conntrack.EventNew {
+			gone := ev.Type == conntrack.EventDestroy
+			w.flows.event(ev.Flow.ID, addrsOf(ev.Flow), gone)
+			if gone {
+				e.forgetEntry(ev.Flow.ID)
+			} else {
 				e.cutNewFlow(ctx, ev.Flow)
 			}
 		})
@@ -452,12 +455,28 @@ func (e *Engine) cutNewFlow(ctx context.Context, f status.Flow) {
 	e.listMu.RLock()
 	hit, ok := flowListed(e.listIndex(), addrsOf(f), nil)
 	e.listMu.RUnlock()
-	if !ok {
+	if !ok || e.wasCut(f.ID) {
 		return
 	}
 	if _, err := e.cutFlows(ctx, []status.Flow{f}, hit.reason(" (new connection)"), hit.trigger, false, "address"); err != nil && !isRefused(err) {
 		e.log.WithError(err).Warn("cut: new connection of a listed address")
 	}
+}
+
+// wasCut reports whether a pass already cut the conntrack entry id: its
+// new event, read late (events queue while a pass runs), is then stale.
+func (e *Engine) wasCut(id uint32) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.cutIDs[id]
+	return ok
+}
+
+// forgetEntry drops a destroyed entry from the ids cut.
+func (e *Engine) forgetEntry(id uint32) {
+	e.mu.Lock()
+	delete(e.cutIDs, id)
+	e.mu.Unlock()
 }
 
 // flowListed looks the addresses of a flow up in an index; with only, an
