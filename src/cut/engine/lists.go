@@ -2,10 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
@@ -370,20 +368,17 @@ func boundElems(els []rawElem, interval bool, list string) ([]rawElem, string) {
 		return els, ""
 	}
 	n := len(els)
-	slices.SortFunc(els, func(a, b rawElem) int {
-		if c := cmp.Compare(len(a.Key), len(b.Key)); c != 0 {
-			return c
+	// sort.Slice, not slices.SortFunc: one sort's code for every type
+	// keeps the binary small.
+	sort.Slice(els, func(i, j int) bool {
+		a, b := els[i], els[j]
+		if len(a.Key) != len(b.Key) {
+			return len(a.Key) < len(b.Key)
 		}
 		if c := bytes.Compare(a.Key, b.Key); c != 0 {
-			return c
+			return c < 0
 		}
-		switch {
-		case a.IntervalEnd == b.IntervalEnd:
-			return 0
-		case a.IntervalEnd:
-			return -1 // an end before a start at one address
-		}
-		return 1
+		return a.IntervalEnd && !b.IntervalEnd // an end before a start at one address
 	})
 	els = els[:limit]
 	if last := els[len(els)-1]; interval && !last.IntervalEnd && len(last.KeyEnd) == 0 {

@@ -53,7 +53,7 @@ func isLocal(f status.Flow, own map[netip.Addr]bool) bool {
 	}
 	is := func(s string) bool {
 		a, err := netip.ParseAddr(s)
-		return err == nil && own[a.Unmap().WithZone("")]
+		return err == nil && own[a.Unmap()] // conntrack addresses carry no zone
 	}
 	o, r := f.Original, f.Reply
 	return (is(o.Dst) && is(r.Src)) || (is(o.Src) && is(r.Dst))

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"sort"
 )
 
 // point is where elements of an nftables interval set sit: the kernel
@@ -180,19 +181,12 @@ func foldChanges(cs []pointChange) []pointChange {
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b pointChange) int {
-		switch {
-		case a.v6 != b.v6:
-			if b.v6 {
-				return -1
-			}
-			return 1
-		case a.at.less(b.at):
-			return -1
-		case b.at.less(a.at):
-			return 1
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.v6 != b.v6 {
+			return b.v6
 		}
-		return 0
+		return a.at.less(b.at)
 	})
 	return out
 }

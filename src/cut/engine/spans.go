@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"slices"
+	"sort"
 )
 
 // u128 is an address as a number: an IPv4 address in lo, an IPv6 address
@@ -199,15 +200,7 @@ func (s spans) remove(n span) spans {
 
 // normalized sorts and merges ranges into spans.
 func normalized(in []span, top u128) spans {
-	slices.SortFunc(in, func(a, b span) int {
-		switch {
-		case a.lo.less(b.lo):
-			return -1
-		case b.lo.less(a.lo):
-			return 1
-		}
-		return 0
-	})
+	sort.Slice(in, func(i, j int) bool { return in[i].lo.less(in[j].lo) })
 	out := spans(in[:0])
 	for _, n := range in {
 		if k := len(out); k > 0 && (out[k-1].hi == top || !out[k-1].hi.inc().less(n.lo)) {
