@@ -112,9 +112,9 @@ func (r *rig) stackFrames(t *testing.T, dev string) uint64 {
 type flow struct {
 	toClient, toServer     atomic.Uint64
 	serverSent, clientSent atomic.Uint64
-	stop               context.CancelFunc
-	done               chan struct{}
-	closeSockets       func() // frees the ports for a new flow of the same tuple
+	stop                   context.CancelFunc
+	done                   chan struct{}
+	closeSockets           func() // frees the ports for a new flow of the same tuple
 }
 
 func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery time.Duration, maxFrames uint64) *flow {

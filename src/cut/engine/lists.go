@@ -16,10 +16,10 @@ type listState struct {
 	problems []string
 	cover    addrSet // the addresses it lists
 	entries  int     // lines, addresses or set elements, as its source counts them
+	counted  bool    // entries is up to date (nftables sets count when reported)
 	// minBits are cut_min_prefix4 and cut_min_prefix6: a range wider than
 	// that is listed but not cut, and wide says so.
 	minBits [2]int
-	wide    []string
 
 	// nftables sets only: the elements of an interval set, and the changes
 	// of the transaction under way, applied when it commits (so a set
@@ -66,8 +66,7 @@ func diffSets(old, now addrSet) delta {
 // replace sets the list's addresses; entries is how many its source has.
 func (l *listState) replace(now addrSet, entries int) delta {
 	d := l.diff(l.cover, now)
-	l.cover, l.entries = now, entries
-	l.findWide()
+	l.cover, l.entries, l.counted = now, entries, true
 	return d
 }
 
@@ -79,26 +78,25 @@ func (l *listState) tooWide(n span, v6 bool) bool {
 	return n.wider(l.minBits[0], 32)
 }
 
-// findWide lists the ranges too wide to cut, up to MaxListProblems.
-func (l *listState) findWide() {
-	l.wide = nil
+// wide lists the ranges too wide to cut, up to MaxListProblems.
+func (l *listState) wide() (wide []string) {
 	for f, ss := range [2]spans{l.cover.v4, l.cover.v6} {
 		v6 := f == 1
 		for _, n := range ss {
 			if !l.tooWide(n, v6) {
 				continue
 			}
-			if len(l.wide) == cut.MaxListProblems {
-				l.wide = append(l.wide, "blocklist "+l.cfg.Name+": more ranges too wide to cut")
-				return
+			if len(wide) == cut.MaxListProblems {
+				return append(wide, "blocklist "+l.cfg.Name+": more ranges too wide to cut")
 			}
 			bits, opt := l.minBits[0], "cut_min_prefix4"
 			if v6 {
 				bits, opt = l.minBits[1], "cut_min_prefix6"
 			}
-			l.wide = append(l.wide, fmt.Sprintf("blocklist %s: %s is wider than /%d (fastpath.main.%s): connections in it are not cut, so a list cannot cut the router off; narrow it or lower %s", l.cfg.Name, spanText(n, v6), bits, opt, opt))
+			wide = append(wide, fmt.Sprintf("blocklist %s: %s is wider than /%d (fastpath.main.%s): connections in it are not cut, so a list cannot cut the router off; narrow it or lower %s", l.cfg.Name, spanText(n, v6), bits, opt, opt))
 		}
 	}
+	return wide
 }
 
 // replacePrefixes is replace for a list of prefixes.
@@ -154,7 +152,9 @@ func (l *listState) apply(cs []pointChange, bulk bool) (d delta) {
 		}
 		v6 := f == 1
 		cov, top := l.cover.fam(v6)
-		big := bulk || len(fcs) > len(*cov)/16+32
+		// A change moves the sorted slices behind it (O(n) each); a pass
+		// over them all costs a few of those: past a handful, rebuild.
+		big := bulk || len(fcs) > bulkAfter
 		if l.interval {
 			ps := &l.pts[f]
 			if big {
@@ -197,10 +197,12 @@ func (l *listState) apply(cs []pointChange, bulk bool) (d delta) {
 			d.mark(cov, span{c.at, c.at}, c.present, v6, top)
 		}
 	}
-	l.entries = l.count()
-	l.findWide()
+	l.counted = false // counted when reported: a commit costs only what it moves
 	return d
 }
+
+// bulkAfter is how many changes of a transaction are moved one by one.
+const bulkAfter = 8
 
 // mark puts r in the list (in) or takes it out, and records it in d.
 func (d *delta) mark(cov *spans, r span, in, v6 bool, top u128) {
@@ -275,12 +277,21 @@ func (l *listState) count() int {
 	return n
 }
 
+// count returns the entries, counting an nftables set's now if a change
+// left them uncounted.
+func (l *listState) countNow() int {
+	if !l.counted {
+		l.entries, l.counted = l.count(), true
+	}
+	return l.entries
+}
+
 func (l *listState) report() cut.Blocklist {
 	kind := l.cfg.Kind
 	if kind == cut.KindList {
 		kind = "uci"
 	}
-	return cut.Blocklist{Name: l.cfg.Name, Kind: kind, Source: l.source, Entries: l.entries, Errors: append(append([]string(nil), l.problems...), l.wide...)}
+	return cut.Blocklist{Name: l.cfg.Name, Kind: kind, Source: l.source, Entries: l.countNow(), Errors: append(append([]string(nil), l.problems...), l.wide()...)}
 }
 
 // listIndex answers "is this address on a list, and on which": one binary
@@ -302,7 +313,7 @@ func buildIndex(lists map[string]*listState) *listIndex {
 
 // extend adds what a change listed, without a rebuild.
 func (ix *listIndex) extend(added addrSet) {
-	if added.len() > 1024 {
+	if added.len() > bulkAfter {
 		ix.all = unionSet(ix.all, added)
 		return
 	}

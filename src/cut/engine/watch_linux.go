@@ -312,7 +312,7 @@ func (w *watcher) watchSets(hub *nftevents.Hub, sub *nftevents.Sub, watched []cu
 				l := e.lists[b.Name]
 				switch ev.Kind {
 				case elemsAdded:
-					if l.entries+len(l.pending)/2 >= cut.MaxListEntries {
+					if l.cover.len()+len(l.pending)/2 >= cut.MaxListEntries { // ranges: a cheap lower bound of the entries
 						l.problems = boundedProblems(l.problems, []string{fmt.Sprintf("blocklist %s: more than %d entries (MaxListEntries): later additions are not followed; split the set", b.Name, cut.MaxListEntries)})
 						break
 					}
