@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -103,9 +104,13 @@ func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error
 		if perr != nil {
 			return nil, &rpc.ArgumentError{Field: "address", Problem: perr.Error(), Fix: "give an IP address or a CIDR prefix"}
 		}
-		cuts, err = c.d.cut.CutAddress(ctx, p, r.Reason, r.Trigger)
+		cuts, err = c.d.cut.CutAddress(ctx, p, r.Reason, r.Trigger, r.Options)
 	} else {
-		cuts, err = c.d.cut.CutTuple(ctx, r.Tuple, r.Reason, r.Trigger)
+		cuts, err = c.d.cut.CutTuple(ctx, r.Tuple, r.Reason, r.Trigger, r.Options)
+	}
+	var refused *cut.RefusedError
+	if errors.As(err, &refused) {
+		return nil, &rpc.ArgumentError{Field: refused.Field, Problem: refused.Problem, Fix: refused.Fix}
 	}
 	if cuts == nil {
 		cuts = []cut.Cut{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"sort"
 
 	"github.com/google/nftables"
@@ -16,7 +17,10 @@ import (
 type Backend struct {
 	netns int         // namespace fd; 0 is the caller's namespace
 	dial  nltest.Func // replaces the kernel in tests
-	root  string      // where /proc/modules and /sys/module are read for hints
+	// events is the daemon's one socket on nftables notifications (see
+	// UseEvents); nil: Watch opens its own.
+	events *nftevents.Hub
+	root   string // where /proc/modules and /sys/module are read for hints
 
 	// linkExists tells whether a device exists in the namespace; replaced in tests.
 	linkExists func(name string) (bool, error)

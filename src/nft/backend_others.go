@@ -5,6 +5,8 @@ package nft
 import (
 	"context"
 	"errors"
+
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 )
 
 var errNotLinux = errors.New("nft: nftables exists only on Linux")
@@ -20,3 +22,4 @@ func (b *Backend) Read() (Kernel, error)                           { return Kern
 func (b *Backend) Cleanup() error                                  { return errNotLinux }
 func (b *Backend) AnyFlowtable() (bool, error)                     { return false, errNotLinux }
 func (b *Backend) Watch(ctx context.Context, changed func()) error { return errNotLinux }
+func (b *Backend) UseEvents(*nftevents.Hub)                        {}

@@ -63,7 +63,8 @@ type CutRequest struct {
 	Address string
 	Tuple   cut.Tuple // when Address is empty
 	Reason  string
-	Trigger string // set by the object: "ubus"
+	Trigger string         // set by the object: "ubus"
+	Options cut.CutOptions // force: a prefix shorter than cut_min_prefix4/6; local: the router's own connections
 }
 
 // VerdictRequest is an inspector's decision about one connection.
