@@ -317,7 +317,7 @@ test('flows view: no flows, no cuts', async () => {
 });
 
 const CONTRACT = {
-	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'log_level', 'device'],
+	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'cut_min_prefix4', 'cut_min_prefix6', 'log_level', 'device'],
 	blocklist: ['enabled', 'name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
@@ -393,8 +393,8 @@ test('settings: edits every option of the packaged /etc/config/fastpath and of i
 	const start = readme.indexOf('\n## /etc/config/fastpath\n');
 	assert.ok(start >= 0, 'package/README.md has no "## /etc/config/fastpath" section');
 	const doc = readme.slice(start).split(/\n## /)[1];
-	const optionNames = (text) => new Set(text.split('\n').map((l) => /^\s*(?:option|list)\s+([a-z_]+)\s/.exec(l)).filter(Boolean).map((m) => m[1]));
-	const documented = new Set([...optionNames(doc), ...doc.split('\n').map((l) => /^\| `([a-z_]+)`/.exec(l)).filter(Boolean).map((m) => m[1])]);
+	const optionNames = (text) => new Set(text.split('\n').map((l) => /^\s*(?:option|list)\s+([a-z0-9_]+)\s/.exec(l)).filter(Boolean).map((m) => m[1]));
+	const documented = new Set([...optionNames(doc), ...doc.split('\n').map((l) => /^\| `([a-z0-9_]+)`/.exec(l)).filter(Boolean).map((m) => m[1])]);
 	const edited = new Set(CONTRACT.main.concat(CONTRACT.blocklist));
 	for (const n of optionNames(config))
 		assert.ok(edited.has(n), `files/fastpath.config has option ${n}, which the settings page does not edit`);
