@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -150,9 +151,42 @@ func (r *reporter) add(p string) {
 
 func (r *reporter) done(list string) []string {
 	if r.more > 0 {
-		return append(r.problems, fmt.Sprintf("blocklist %s: %d more problems not listed", list, r.more))
+		return append(r.problems, fmt.Sprintf(moreFormat, list, r.more))
 	}
 	return r.problems
+}
+
+// moreFormat is the line that stands for the problems a reporter counted
+// but did not keep; SplitProblems reads it back.
+const moreFormat = "blocklist %s: %d more problems not listed"
+
+func moreCount(p string) (int, bool) {
+	rest, ok := strings.CutPrefix(p, "blocklist ")
+	if !ok {
+		return 0, false
+	}
+	if rest, ok = strings.CutSuffix(rest, " more problems not listed"); !ok {
+		return 0, false
+	}
+	i := strings.LastIndex(rest, ": ")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest[i+2:])
+	return n, err == nil && n > 0 && fmt.Sprintf(moreFormat, rest[:i], n) == p
+}
+
+// SplitProblems takes the "more problems not listed" lines out of a
+// list's problems and returns the rest with how many there were in all.
+func SplitProblems(problems []string) (listed []string, total int) {
+	for _, p := range problems {
+		if n, ok := moreCount(p); ok {
+			total += n
+			continue
+		}
+		listed = append(listed, p)
+	}
+	return listed, total + len(listed)
 }
 
 // ParseAddresses reads a UCI list of addresses the same way, with the

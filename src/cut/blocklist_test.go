@@ -112,3 +112,24 @@ func TestParseBlocklistBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitProblemsCountsWhatWasNotKept(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 250; i++ {
+		fmt.Fprintf(&b, "bad-%d\n", i)
+	}
+	_, problems, err := ParseBlocklist(strings.NewReader(b.String()), ListFile{List: "local", Path: "/tmp/l", Quote: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, total := SplitProblems(append(problems, "watch directory /tmp: gone"))
+	if len(listed) != MaxListProblems+1 || total != 251 {
+		t.Fatalf("%d listed, %d in all; want %d and 251", len(listed), total, MaxListProblems+1)
+	}
+	if listed[0] != `/tmp/l:1: "bad-0" is not an IP address or CIDR: skipped` || listed[len(listed)-1] != "watch directory /tmp: gone" {
+		t.Errorf("listed %q ... %q", listed[0], listed[len(listed)-1])
+	}
+	if l, n := SplitProblems([]string{"blocklist x: y more problems not listed"}); n != 1 || len(l) != 1 {
+		t.Errorf("a line that only looks like the count: %q, %d", l, n)
+	}
+}

@@ -66,6 +66,9 @@ func (f *fitter) capTable(t ubus.Table, top bool) ubus.Table {
 	var totals []ubus.Field
 	for i, fl := range t {
 		v := fl.Value
+		if a, ok := v.(ubus.Array); ok && heldBack(t, fl.Name, len(a)) {
+			f.cut = true // the method sent only the first, and says so
+		}
 		if a, ok := v.(ubus.Array); ok && len(a) > listItems && !(top && fl.Name == f.paged) {
 			totals = append(totals, ubus.Field{Name: fl.Name + "_total", Value: int32(len(a))})
 			v = a[:listItems]
@@ -88,6 +91,22 @@ func (f *fitter) capTable(t ubus.Table, top bool) ubus.Table {
 		}
 	}
 	return out
+}
+
+// heldBack reports whether t says its list name holds fewer than all:
+// a "<name>_total" over n.
+func heldBack(t ubus.Table, name string, n int) bool {
+	v, ok := t.Get(name + "_total")
+	if !ok {
+		return false
+	}
+	switch total := v.(type) {
+	case int32:
+		return int(total) > n
+	case int64:
+		return int(total) > n
+	}
+	return false
 }
 
 func (f *fitter) capValue(v any) any {

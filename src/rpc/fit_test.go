@@ -281,3 +281,22 @@ func TestCutAnswerSaysHowManyOnlyFellBack(t *testing.T) {
 			get(t, a, "count"), get(t, a, "in_fastpath"), get(t, a, "conntrack_only"))
 	}
 }
+
+// A list its method already held back (it says "<list>_total" over the
+// list's length) marks the answer truncated too, and keeps its total.
+func TestAHeldBackListMarksTheAnswer(t *testing.T) {
+	in := ubus.Table{{Name: "blocklists", Value: ubus.Array{ubus.Table{
+		{Name: "errors", Value: ubus.Array{"a", "b"}}, {Name: "errors_total", Value: int32(10000)},
+	}}}}
+	got, err := fit(in, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := got.Get("truncated"); v != true {
+		t.Errorf("no truncated in %v", got)
+	}
+	whole, _ := fit(ubus.Table{{Name: "errors", Value: ubus.Array{"a"}}, {Name: "errors_total", Value: int32(1)}}, "")
+	if _, ok := whole.Get("truncated"); ok {
+		t.Errorf("a whole list marked truncated: %v", whole)
+	}
+}

@@ -291,7 +291,12 @@ func (l *listState) report() cut.Blocklist {
 	if kind == cut.KindList {
 		kind = "uci"
 	}
-	return cut.Blocklist{Name: l.cfg.Name, Kind: kind, Source: l.source, Entries: l.countNow(), Errors: append(append([]string(nil), l.problems...), l.wide()...)}
+	errs, total := cut.SplitProblems(append(append([]string(nil), l.problems...), l.wide()...))
+	b := cut.Blocklist{Name: l.cfg.Name, Kind: kind, Source: l.source, Entries: l.countNow(), Errors: errs}
+	if total > len(errs) {
+		b.ErrorsTotal = total
+	}
+	return b
 }
 
 // listIndex answers "is this address on a list, and on which": one binary
