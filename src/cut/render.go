@@ -9,14 +9,14 @@ import (
 
 // Names of the kernel objects the cut owns.
 const (
-	TableName   = "fastpath_cut" // family netdev
-	SetName4    = "cut4"
-	SetName6    = "cut6"
+	TableName = "fastpath_cut" // family netdev
+	SetName4  = "cut4"
+	SetName6  = "cut6"
 	// The released sets hold the tuples of cuts just released, for a little
 	// longer than a cut outlives its last frame (see ReleasedTimeout).
 	ReleasedName4 = "released4"
 	ReleasedName6 = "released6"
-	ChainPrefix = "in_"
+	ChainPrefix   = "in_"
 	// Priority runs the cut before the flowtable's ingress hook (0):
 	// netdev ingress hooks run lowest number first.
 	Priority = -500
