@@ -126,30 +126,9 @@ topo_bridge() {
 	ip addr add 10.0.2.1/24 dev wan0; ip -6 addr add fd00:2::1/64 dev wan0 nodad
 	SERVER_ADDR=10.0.2.2
 	ip netns exec client ping -c1 -W2 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_bridge: client cannot reach server"
-	cat > /etc/config/network <<'UCI'
-config interface 'loopback'
-	option device 'lo'
-	option proto 'static'
-	option ipaddr '127.0.0.1'
-	option netmask '255.0.0.0'
-
-config device
-	option name 'br-lan'
-	option type 'bridge'
-	list ports 'lan0'
-
-config interface 'lan'
-	option device 'br-lan'
-	option proto 'static'
-	option ipaddr '10.0.1.1'
-	option netmask '255.255.255.0'
-
-config interface 'wan'
-	option device 'wan0'
-	option proto 'static'
-	option ipaddr '10.0.2.1'
-	option netmask '255.255.255.0'
-UCI
+	uci_network
+	sed -i "s/option device 'lan0'/option device 'br-lan'/" /etc/config/network
+	printf "\nconfig device\n\toption name 'br-lan'\n\toption type 'bridge'\n\tlist ports 'lan0'\n" >> /etc/config/network
 }
 
 # topo_ipip: the seed's topology. client (10.0.1.2) -- lan0 [router] wan0
