@@ -103,8 +103,11 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 	return n, nil
 }
 
-// releaseBatch is the most tuples one release transaction carries.
-const releaseBatch = 512
+// releaseBatch is the most tuples one release transaction carries: two
+// messages each, and the kernel acknowledges every message; 512 tuples'
+// acknowledgements overran the socket's receive buffer (ENOBUFS) and the
+// whole transaction was lost.
+const releaseBatch = 64
 
 // elementSet is the tuples the cut sets held when read; nil when they
 // could not be read, and then every tuple counts as present.
