@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm lab bench fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-xdp-kernels bench-xdp-virtio lab bench bench-scale fuzz clean
 
 all: build
 
@@ -28,20 +28,21 @@ ipk: cross
 # Everything this machine can run: unit and golden tests with fuzz seed
 # corpora, root network-namespace integration tests, the unit tests of every
 # target architecture under qemu-user, the package install test, the LuCI
-# tests, and the VM lab tests on real flowtable kernels.
-test: deps build test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-vm
+# tests (node, and the real LuCI in headless Chromium), and the VM lab tests
+# on real flowtable kernels.
+test: deps build test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm
 
 test-unit:
 	go vet ./...
 	go test -count=1 -skip Integration ./...
 
 # src/uci against the real libuci and uci command (openwrt-userland, found
-# by scripts/openwrt-userland.sh: $OPENWRT_USERLAND, else beside the clone):
+# by src/build/openwrt-userland.sh: $OPENWRT_USERLAND, else beside the clone):
 # thousands of
 # generated and mutated configs, Set and staged changes, fixed seed. The
 # same as a fuzz target: go test -tags libuci -run '^$$' -fuzz FuzzLibuci ./src/uci/
 test-uci-libuci:
-	userland=$$(scripts/openwrt-userland.sh) && OPENWRT_USERLAND=$$userland go test -count=1 -tags libuci -run '^(TestLibuci|FuzzLibuci)' ./src/uci/
+	userland=$$(src/build/openwrt-userland.sh) && OPENWRT_USERLAND=$$userland go test -count=1 -tags libuci -run '^(TestLibuci|FuzzLibuci)' ./src/uci/
 
 test-root:
 	src/build/test-root.sh
@@ -55,21 +56,47 @@ test-pkg: ipk
 test-luci:
 	node --test luci-app/tests/
 
+# The LuCI app in openwrt-userland (src/build/openwrt-userland.sh finds it;
+# OPENWRT_USERLAND overrides) with the real daemon, driven in headless
+# Chromium as root, readonly and noapp; screenshots in dist/luci-browser/.
+test-luci-browser: build
+	luci-app/tests/browser/run.sh
+
 # The lab's own tools: a UDP sender with fixed ports and rate, and a ubusd
 # stand-in so the daemon's ubus object and the CLI work inside the VM.
 lab-tools:
 	mkdir -p dist
 	go build -trimpath -o dist/udpflood ./src/lab/udpflood
 	go build -trimpath -o dist/testbroker ./src/lab/testbroker
+	go build -trimpath -o dist/xdpdrop ./src/lab/xdpdrop
 
 test-vm: build lab-tools
 	src/lab/lab test
+
+# The XDP cut's netns tests in the lab VM on each kernel series: the program
+# must pass the verifier of 5.10 (OpenWrt 22.03) as well as of 6.12 and 7.
+test-xdp-kernels:
+	go test -c -o dist/xdp-cut.test ./src/cut/xdp/
+	for k in 5.10 6.12 7; do src/lab/lab run --kernel $$k --timeout 600 src/lab/scenarios/xdp-cut.sh || exit 1; done
+
+# What the XDP cut saves on a real driver: one VM, two virtio-net NICs on a
+# qemu hub, the same flood with no cut, the netdev cut and the XDP cut.
+bench-xdp-virtio: lab-tools
+	LAB_CLOCK=instructions LAB_NICS=hub2 src/lab/lab run --kernel 6.12 --timeout 600 src/lab/scenarios/xdp-virtio.sh
 
 lab: deps build lab-tools
 	src/lab/lab demo
 
 bench: deps build lab-tools
 	src/lab/lab bench
+
+# Router scale on this machine's own kernel (root, network namespaces; no
+# flowtables needed): a conntrack table of 65,536 entries
+# (FASTPATH_SCALE_ENTRIES), then status and flows per call in process
+# (ns/op, B/op) and through the daemon binary over the test broker (its
+# CPU per call, VmRSS, VmHWM). Benchmarks, not tests: not in make test.
+bench-scale:
+	go test -count=1 -run '^$$' -bench 'IntegrationScale|IntegrationDumpCost' -benchtime 20x ./src/daemon/ ./src/conntrack/
 
 fuzz:
 	src/build/fuzz.sh

@@ -96,3 +96,34 @@ test('flows view survives malformed flows and cuts answers', async () => {
 		clean(text, seed, 'flows view');
 	}
 });
+
+// Every string the daemon sends, with markup in it: real LuCI's dom.append
+// puts a lone string in with innerHTML, and the stand-in does the same, so
+// any such text that is not wrapped as a text node becomes an element here.
+function withMarkup(value) {
+	if (typeof value == 'string')
+		return `${value}<img src=x onerror=alert(1)>`;
+	if (Array.isArray(value))
+		return value.map(withMarkup);
+	if (value && typeof value == 'object')
+		return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withMarkup(v)]));
+	return value;
+}
+
+function noMarkup(node, where) {
+	const made = node.findAll((n) => n.fromHTML).map((n) => n.tag);
+	assert.deepEqual(made, [], `${where}: text from the daemon became elements`);
+	assert.ok(!squash(node.textContent).includes('[object'), `${where}: a nested list reads "[object ...]"`);
+}
+
+test('every text of the daemon\'s answers reaches the views as text, also for read-only logins', async () => {
+	for (const readonly of [false, true]) {
+		const st = withMarkup(fixture('status.json'));
+		const rt = makeRuntime({ status: st, capabilities: withMarkup(fixture('capabilities.json')), flows: withMarkup(fixture('flows.json')), cuts: withMarkup(fixture('cuts.json')) }, undefined, { readonly });
+		const status = rt.load('view.fastpath.status');
+		noMarkup(status.render(await status.load()), 'status view');
+		const flows = rt.load('view.fastpath.flows');
+		noMarkup(flows.render(await flows.load()), 'flows view');
+		noMarkup(rt.load('view.status.include.70_fastpath').render(st), 'overview line');
+	}
+});

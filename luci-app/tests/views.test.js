@@ -181,6 +181,14 @@ test('flows view: rows, counters, default sort by bytes and the active cuts', as
 	assert.equal(rt.polls[0].interval, 5);
 });
 
+test('flows view: a cut list the daemon had to shorten says so; one without the fields reads as before', async () => {
+	const cuts = fixture('cuts.json');
+	const plain = squash((await renderFlows({ flows: fixture('flows.json'), cuts })).node.textContent);
+	assert.ok(!plain.includes('more ('), plain);
+	const some = squash((await renderFlows({ flows: fixture('flows.json'), cuts: Object.assign(clone(cuts), { truncated: true, cuts_total: 7000 }) })).node.textContent);
+	assert.ok(some.includes('\u2026 and 6998 more (7000 in all)'), some);
+});
+
 test('flows view: clicking a column sorts, clicking again reverses', async () => {
 	const { node } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json') });
 	const th = (label) => node.findAll((n) => n.tag == 'th' && squash(n.textContent).startsWith(label))[0];
@@ -309,7 +317,7 @@ test('flows view: no flows, no cuts', async () => {
 });
 
 const CONTRACT = {
-	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'log_level', 'device'],
+	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'cut_min_prefix4', 'cut_min_prefix6', 'log_level', 'device'],
 	blocklist: ['enabled', 'name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
@@ -375,20 +383,25 @@ test('settings: the firewall\'s switch and each list\'s source read in words', a
 	assert.equal(src.cfgvalue('cfg02'), '2 addresses listed here');
 });
 
-test('settings: covers every option of the packaged /etc/config/fastpath', (t) => {
-	const f = path.resolve(__dirname, '..', '..', 'files', 'fastpath.config');
-	if (!fs.existsSync(f)) {
-		t.skip(`${f} is not in the tree yet (the packaged default config)`);
-		return;
-	}
-	const names = new Set();
-	for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
-		const m = /^\s*#?\s*(?:option|list)\s+([a-z_]+)\s/.exec(line);
-		if (m)
-			names.add(m[1]);
-	}
-	for (const n of names)
-		assert.ok(CONTRACT.main.includes(n) || CONTRACT.blocklist.includes(n), `${f} has option ${n}, which the settings page does not edit`);
+// The shipped config keeps only what uci writes (no comments: LuCI's Save &
+// Apply drops them); its options are documented in package/README.md.
+test('settings: edits every option of the packaged /etc/config/fastpath and of its documentation, and those document every option it edits', () => {
+	const root = path.resolve(__dirname, '..', '..');
+	const config = fs.readFileSync(path.join(root, 'files', 'fastpath.config'), 'utf8');
+	assert.ok(!/^\s*#/m.test(config), 'files/fastpath.config has comments, which the first Save & Apply drops');
+	const readme = fs.readFileSync(path.join(root, 'package', 'README.md'), 'utf8');
+	const start = readme.indexOf('\n## /etc/config/fastpath\n');
+	assert.ok(start >= 0, 'package/README.md has no "## /etc/config/fastpath" section');
+	const doc = readme.slice(start).split(/\n## /)[1];
+	const optionNames = (text) => new Set(text.split('\n').map((l) => /^\s*(?:option|list)\s+([a-z0-9_]+)\s/.exec(l)).filter(Boolean).map((m) => m[1]));
+	const documented = new Set([...optionNames(doc), ...doc.split('\n').map((l) => /^\| `([a-z0-9_]+)`/.exec(l)).filter(Boolean).map((m) => m[1])]);
+	const edited = new Set(CONTRACT.main.concat(CONTRACT.blocklist));
+	for (const n of optionNames(config))
+		assert.ok(edited.has(n), `files/fastpath.config has option ${n}, which the settings page does not edit`);
+	for (const n of documented)
+		assert.ok(edited.has(n), `package/README.md documents option ${n}, which the settings page does not edit`);
+	for (const n of edited)
+		assert.ok(documented.has(n), `the settings page edits option ${n}, which package/README.md does not document`);
 });
 
 test('overview include: one line; access denied and a missing daemon said as such', async () => {

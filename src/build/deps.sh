@@ -15,6 +15,11 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing
 fi
+# puppeteer-core for the LuCI browser test, pinned by its package-lock.json.
+# Debian's nodejs comes without npm (NodeSource's has it built in).
+command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
+browser=$here/../../luci-app/tests/browser
+[ -d "$browser/node_modules/puppeteer-core" ] || npm ci --prefix "$browser" --no-audit --no-fund
 command -v go >/dev/null || { echo "deps: Go >= 1.23 is required on PATH (e.g. /usr/local/go/bin)" >&2; exit 1; }
 GOTOOLCHAIN=local go mod download
 # The OpenWrt SDK's Go, for cross builds (cross.sh, test-cross.sh).

@@ -286,6 +286,15 @@ for ipk in $ipks; do
 	check "live start asks procd to respawn" grep -qx "procd_set_param respawn 3600 5 5" "$root/tmp/calls.log"
 	check "live start logs stdout to logd" grep -qx "procd_set_param stdout 1" "$root/tmp/calls.log"
 	check "live start logs stderr to logd" grep -qx "procd_set_param stderr 1" "$root/tmp/calls.log"
+	check "live start sets GOMEMLIMIT from the router's RAM" \
+		grep -qx "procd_set_param env GOMEMLIMIT=[0-9]*MiB" "$root/tmp/calls.log"
+	# The rule: a fifth of MemTotal, 16 to 64 MiB; 128 MiB when unreadable.
+	for case in 60000:16MiB 123456:24MiB 250000:48MiB 1000000:64MiB none:25MiB; do
+		printf 'MemTotal:       %s kB\nMemFree:         1000 kB\n' "${case%%:*}" >"$work/meminfo"
+		[ "${case%%:*}" != none ] || rm -f "$work/meminfo"
+		check "GOMEMLIMIT for MemTotal ${case%%:*} kB is ${case#*:}" \
+			test "$(sh -c '. ./files/fastpath.init; go_memlimit "$1"' sh "$work/meminfo")" = "${case#*:}"
+	done
 	check "live start sets reload triggers on firewall, network, fastpath" \
 		grep -qx "procd_add_reload_trigger firewall network fastpath" "$root/tmp/calls.log"
 	check "live start touched no flow (no fastpath command run)" sh -c "! grep -q '^fastpath ' '$root/tmp/calls.log'"

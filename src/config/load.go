@@ -157,6 +157,19 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 				s.problem("%s.sqm_policy: %q is not one of prefer_sqm, prefer_hw; using %s", addr, v, d.SQMPolicy)
 			}
 		}
+		for _, o := range []struct {
+			name string
+			max  int
+			to   *int
+		}{{"cut_min_prefix4", 32, &d.CutMinPrefix4}, {"cut_min_prefix6", 128, &d.CutMinPrefix6}} {
+			if v, ok := sec.Get(o.name); ok {
+				if n, err := strconv.Atoi(v); err != nil || n < 1 || n > o.max {
+					s.problem("%s.%s: %q is not a prefix length from 1 to %d; using %d", addr, o.name, v, o.max, *o.to)
+				} else {
+					*o.to = n
+				}
+			}
+		}
 		if v, ok := sec.Get("log_level"); ok {
 			switch v {
 			case "debug", "info", "warn", "error":

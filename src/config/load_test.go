@@ -40,6 +40,8 @@ config fastpath 'main'
 	option cut_expiry '30'
 	option cut_set_size '20000000'
 	option cut_in_fastpath 'off'
+	option cut_min_prefix4 '12'
+	option cut_min_prefix6 '0'
 
 config blocklist
 	option name 'banip'
@@ -78,13 +80,13 @@ config blocklist
 		t.Errorf("offload = %+v", s.Offload)
 	}
 	f := s.Fastpath
-	if f.HWOffload != HWFollow || f.CutExpiry != 30*time.Second || f.CutSetSize != 65536 || f.CutInFastpath {
+	if f.HWOffload != HWFollow || f.CutExpiry != 30*time.Second || f.CutSetSize != 65536 || f.CutInFastpath || f.CutMinPrefix4 != 12 || f.CutMinPrefix6 != 16 {
 		t.Errorf("fastpath = %+v", f)
 	}
 	if len(f.Blocklists) != 2 || f.Blocklists[0].Family != "inet" || len(f.Blocklists[1].Addresses) != 2 {
 		t.Errorf("blocklists = %+v", f.Blocklists)
 	}
-	for _, want := range []string{"flow_offloading_hw", "hw_offload", "cut_set_size", "not-an-ip", "relative.txt", `fastpath.@blocklist[3].family: "arp" is not a family of address sets`} {
+	for _, want := range []string{"flow_offloading_hw", "hw_offload", "cut_set_size", `cut_min_prefix6: "0" is not a prefix length from 1 to 128; using 16`, "not-an-ip", "relative.txt", `fastpath.@blocklist[3].family: "arp" is not a family of address sets`} {
 		found := false
 		for _, p := range s.Problems {
 			found = found || strings.Contains(p, want)

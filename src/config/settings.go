@@ -50,6 +50,8 @@ type Fastpath struct {
 	CutInFastpath bool          `json:"cut_in_fastpath"`
 	CutExpiry     time.Duration `json:"cut_expiry"`
 	CutSetSize    int           `json:"cut_set_size"`
+	CutMinPrefix4 int           `json:"cut_min_prefix4"`
+	CutMinPrefix6 int           `json:"cut_min_prefix6"`
 	// OffloadAfterPackets > 0 leaves a connection's first packets in the
 	// slow path (inspectors such as DPI tools need them).
 	OffloadAfterPackets uint64                `json:"offload_after_packets,omitempty"`
@@ -100,6 +102,8 @@ func Defaults() Fastpath {
 		CutExpiry:     cut.DefaultExpiry,
 		CutSetSize:    cut.DefaultSetSize,
 		SQMPolicy:     SQMPreferSQM,
+		CutMinPrefix4: cut.DefaultMinPrefix4,
+		CutMinPrefix6: cut.DefaultMinPrefix6,
 		LogLevel:      "info",
 	}
 }

@@ -4,9 +4,9 @@ package conntrack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"sync"
 
 	"github.com/fastpath-wrt/fastpath/src/status"
@@ -23,8 +23,11 @@ type Client struct {
 
 	// The lean dump's own socket, so a cut's deletes can run while it reads.
 	dumpMu   sync.Mutex
-	dumpConn *netlink.Conn
+	dumpConn *netlink.Conn // nil after a failed redial: the next dump tries again
 	dumpBuf  []byte
+	// netns is the network namespace Open ran in: a dump stopped early is
+	// abandoned with its socket, and the new socket must be made there.
+	netns *os.File
 }
 
 // dumpBufSize holds one read of a dump: the kernel fills at most about
@@ -42,35 +45,58 @@ func Open() (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("open ctnetlink: %w", err)
 	}
+	// A window of batched deletes' acks must fit the socket's buffer: the
+	// acks carry no copy of their requests (NETLINK_CAP_ACK).
+	_ = raw.SetOption(netlink.CapAcknowledge, true)
 	dc, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
 	if err != nil {
 		raw.Close()
 		c.Close()
 		return nil, fmt.Errorf("open ctnetlink: %w", err)
 	}
-	return &Client{conn: c, raw: raw, dumpConn: dc, dumpBuf: make([]byte, dumpBufSize)}, nil
+	// Without /proc the daemon's own namespace is the one it runs in.
+	ns, _ := os.Open("/proc/thread-self/ns/net")
+	return &Client{conn: c, raw: raw, dumpConn: dc, dumpBuf: make([]byte, dumpBufSize), netns: ns}, nil
 }
 
 // Close releases the netlink sockets.
 func (c *Client) Close() error {
 	c.raw.Close()
-	c.dumpConn.Close()
+	c.dumpMu.Lock()
+	if c.dumpConn != nil {
+		c.dumpConn.Close()
+	}
+	if c.netns != nil {
+		c.netns.Close()
+	}
+	c.dumpMu.Unlock()
 	return c.conn.Close()
 }
 
-// Flows returns the entries the filter selects.
-func (c *Client) Flows(filter Filter) ([]status.Flow, error) {
-	views, err := c.dump(filter)
+// redialDump replaces the dump socket, abandoning a dump in progress on
+// it: closing a netlink socket ends its dump in the kernel, which encodes
+// nothing more of it. The caller holds dumpMu.
+func (c *Client) redialDump() error {
+	if c.dumpConn != nil {
+		c.dumpConn.Close()
+		c.dumpConn = nil
+	}
+	cfg := &netlink.Config{}
+	if c.netns != nil {
+		cfg.NetNS = int(c.netns.Fd())
+	}
+	dc, err := netlink.Dial(unix.NETLINK_NETFILTER, cfg)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("open ctnetlink for the next dump: %w", err)
 	}
-	out := make([]status.Flow, 0, len(views))
-	for _, v := range views {
-		if filter.matches(v) {
-			out = append(out, v.Flow)
-		}
-	}
-	return out, nil
+	c.dumpConn = dc
+	return nil
+}
+
+// Flows returns every entry the filter selects.
+func (c *Client) Flows(filter Filter) ([]status.Flow, error) {
+	flows, _, err := c.Select(filter, -1)
+	return flows, err
 }
 
 // FlowsWithAddress returns every entry with an end in addr, in the
@@ -79,54 +105,87 @@ func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]status.Flow, error) {
 	return c.Flows(Filter{Address: addr.Masked()})
 }
 
-// dump reads the table, asking the kernel to filter by status bits where
-// it can (Linux 5.15+) and falling back to a full dump.
-func (c *Client) dump(filter Filter) ([]flowView, error) {
-	var want ct.Status
-	if filter.Offloaded {
-		want |= ct.Status(statusOffload)
-	}
-	if filter.HWOffloaded {
-		want |= ct.Status(statusHWOffload)
-	}
-	var flows []ct.Flow
-	var err error
-	if want != 0 {
-		flows, err = c.conn.DumpFilter(ct.NewFilter().Status(want), nil)
-		if err != nil && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) {
-			flows, err = c.conn.Dump(nil) // kernel before 5.15: filter here
-		}
-	} else {
-		flows, err = c.conn.Dump(nil)
-	}
+// Select returns the first limit entries the filter selects (all of them
+// when limit < 0) and how many it selects in all. The kernel narrows the
+// dump where it can (see selector.queries); every entry that comes back is
+// checked here on the few attributes the filter needs, without allocating,
+// and only the entries returned are decoded in full. The total of a
+// filter costs a check of every further entry the kernel sends (and the
+// kernel's encoding of it); the zero filter's total is the kernel's own
+// counter, as in Counts, once its dump has reached the limit, where it
+// stops.
+func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
+	sel, err := filter.selector()
 	if err != nil {
-		return nil, fmt.Errorf("dump conntrack table: %w", err)
+		return nil, 0, err
 	}
-	views := make([]flowView, len(flows))
-	for i, f := range flows {
-		views[i] = mapFlow(f)
+	counted := -1
+	if filter == (Filter{}) && limit >= 0 {
+		if g, err := c.conn.StatsGlobal(); err == nil {
+			counted = int(g.Entries)
+		}
 	}
-	return views, nil
+	var out []status.Flow
+	total, stopped := 0, false
+	// A kernel that ignores CTA_FILTER (before 5.8) sends the whole table
+	// for the first address query: then that dump is the answer.
+	whole := false
+	for _, q := range sel.queries() {
+		if whole {
+			break
+		}
+		_, err := c.walk(q, func(family uint8, attrs []byte) bool {
+			f, err := parseEntry(attrs, false)
+			if err != nil {
+				return true // an entry the kernel sent malformed is not reported
+			}
+			k := keysOf(family, &f)
+			if !sel.matches(&k) {
+				return true
+			}
+			if q.hasAddr && !whole {
+				first := firstSlot(&k, sel.addr)
+				if k.addrs[q.addrSlot].Unmap() != q.addr {
+					whole = true
+				} else if first != q.addrSlot {
+					return true // the query of an earlier end reports it
+				}
+			}
+			total++
+			if limit >= 0 && len(out) >= limit && counted >= 0 {
+				stopped = true
+				return false
+			}
+			if limit >= 0 && len(out) >= limit {
+				return true
+			}
+			if full, err := parseEntry(attrs, true); err == nil {
+				out = append(out, mapFlow(full))
+			}
+			return true
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if stopped {
+		// Counted at another moment than the dump: never fewer than seen.
+		total = max(counted, total)
+	}
+	return out, total, nil
 }
 
-// Counts returns how many entries there are and how many are offloaded,
-// from one dump: the total needs every entry anyway.
-func (c *Client) Counts() (status.FlowCounts, error) {
-	var n status.FlowCounts
-	all, err := c.dump(Filter{})
-	if err != nil {
-		return n, err
+// keysOf picks what a selector looks at from a parsed entry.
+func keysOf(family uint8, f *ct.Flow) keys {
+	return keys{
+		family: family,
+		proto:  f.TupleOrig.Proto.Protocol,
+		status: uint32(f.Status),
+		addrs: [4]netip.Addr{
+			f.TupleOrig.IP.SourceAddress, f.TupleOrig.IP.DestinationAddress,
+			f.TupleReply.IP.SourceAddress, f.TupleReply.IP.DestinationAddress,
+		},
 	}
-	n.Total = len(all)
-	for _, v := range all {
-		if v.Status&statusOffload != 0 {
-			n.Offloaded++
-		}
-		if v.Status&statusHWOffload != 0 {
-			n.HWOffloaded++
-		}
-	}
-	return n, nil
 }
 
 // Delete removes the entry with f's original tuple. An offloaded entry on
@@ -208,7 +267,7 @@ func (s *Subscription) Run(ctx context.Context, fn func(Event)) error {
 			default:
 				continue
 			}
-			fn(Event{Type: kind, Flow: mapFlow(*ev.Flow).Flow})
+			fn(Event{Type: kind, Flow: mapFlow(*ev.Flow)})
 		}
 	}
 }

@@ -20,8 +20,10 @@ func Open() (*Client, error) { return nil, errNotLinux }
 
 func (c *Client) Close() error                                         { return errNotLinux }
 func (c *Client) Flows(Filter) ([]status.Flow, error)                  { return nil, errNotLinux }
+func (c *Client) Select(Filter, int) ([]status.Flow, int, error)       { return nil, 0, errNotLinux }
 func (c *Client) FlowsWithAddress(netip.Prefix) ([]status.Flow, error) { return nil, errNotLinux }
 func (c *Client) Counts() (status.FlowCounts, error)                   { return status.FlowCounts{}, errNotLinux }
+func (c *Client) Total() (int, error)                                  { return 0, errNotLinux }
 func (c *Client) Delete(status.Flow) error                             { return errNotLinux }
 func (c *Client) Events(context.Context, func(Event)) error            { return errNotLinux }
 

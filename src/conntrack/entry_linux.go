@@ -14,9 +14,21 @@ import (
 // More ctnetlink numbers (uapi/linux/netfilter/nfnetlink_conntrack.h); the
 // tuple ones are in deletemany_linux.go.
 const (
-	ctaTupleReply = 2
-	ctaStatus     = 3
-	ctaID         = 12
+	ctaTupleReply   = 2
+	ctaStatus       = 3
+	ctaProtoInfo    = 4
+	ctaTimeout      = 7
+	ctaMark         = 8
+	ctaCountersOrig = 9
+	ctaCountersRply = 10
+	ctaID           = 12
+
+	ctaCountersPackets   = 1 // u64
+	ctaCountersBytes     = 2
+	ctaCounters32Packets = 3 // u32, kernels before 2.6.27
+	ctaCounters32Bytes   = 4
+	ctaProtoInfoTCP      = 1
+	ctaProtoInfoTCPState = 1
 )
 
 // nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from an
@@ -27,10 +39,10 @@ var errShortAttr = errors.New("attribute runs past its parent")
 
 // parseEntry reads the part of one conntrack entry a cut needs (its two
 // tuples, status word and id) from the attributes of a ctnetlink message,
-// skipping the rest (counters, timestamps, labels, protocol state). The
-// result goes through mapFlow like a full dump's entries, so both report
-// a flow the same way.
-func parseEntry(attrs []byte) (ct.Flow, error) {
+// skipping the rest (timestamps, labels, helpers); with full also what
+// `flows` reports: timeout, mark, counters and TCP state. It allocates
+// only for the TCP state of a full read. The result goes through mapFlow.
+func parseEntry(attrs []byte, full bool) (ct.Flow, error) {
 	var f ct.Flow
 	var haveOrig, haveReply bool
 	for len(attrs) > 0 {
@@ -60,6 +72,37 @@ func parseEntry(attrs []byte) (ct.Flow, error) {
 				return f, fmt.Errorf("id of %d bytes, want 4", len(val))
 			}
 			f.ID = binary.BigEndian.Uint32(val)
+		case ctaTimeout, ctaMark:
+			if !full {
+				continue
+			}
+			if len(val) != 4 {
+				return f, fmt.Errorf("attribute %d of %d bytes, want 4", typ, len(val))
+			}
+			if typ == ctaTimeout {
+				f.Timeout = binary.BigEndian.Uint32(val)
+			} else {
+				f.Mark = binary.BigEndian.Uint32(val)
+			}
+		case ctaCountersOrig, ctaCountersRply:
+			if !full {
+				continue
+			}
+			ctr := &f.CountersOrig
+			if typ == ctaCountersRply {
+				ctr = &f.CountersReply
+				ctr.Direction = true
+			}
+			if err := parseCounters(val, ctr); err != nil {
+				return f, err
+			}
+		case ctaProtoInfo:
+			if !full {
+				continue
+			}
+			if err := parseProtoInfo(val, &f); err != nil {
+				return f, err
+			}
 		}
 	}
 	if !haveOrig || !haveReply {
@@ -160,6 +203,59 @@ func parseProtoTuple(b []byte) (ct.ProtoTuple, error) {
 		return p, errors.New("protocol tuple lacks the protocol number")
 	}
 	return p, nil
+}
+
+// parseCounters reads CTA_COUNTERS_ORIG or _REPLY: packets and bytes.
+func parseCounters(b []byte, c *ct.Counter) error {
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			return err
+		}
+		b = rest
+		var n uint64
+		switch len(val) {
+		case 8:
+			n = binary.BigEndian.Uint64(val)
+		case 4:
+			n = uint64(binary.BigEndian.Uint32(val))
+		default:
+			continue // CTA_COUNTERS_PAD and the like
+		}
+		switch typ {
+		case ctaCountersPackets, ctaCounters32Packets:
+			c.Packets = n
+		case ctaCountersBytes, ctaCounters32Bytes:
+			c.Bytes = n
+		}
+	}
+	return nil
+}
+
+// parseProtoInfo reads the TCP state of CTA_PROTOINFO; other protocols'
+// state is not reported.
+func parseProtoInfo(b []byte, f *ct.Flow) error {
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			return err
+		}
+		b = rest
+		if typ != ctaProtoInfoTCP {
+			continue
+		}
+		for len(val) > 0 {
+			t, v, r, err := nextAttr(val)
+			if err != nil {
+				return err
+			}
+			val = r
+			if t == ctaProtoInfoTCPState && len(v) == 1 {
+				f.ProtoInfo.TCP = &ct.ProtoInfoTCP{State: v[0]}
+			}
+		}
+	}
+	return nil
 }
 
 // nextAttr splits the first netlink attribute (native-endian length and

@@ -3,6 +3,7 @@
 package conntrack
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
 	"testing"
@@ -55,6 +56,14 @@ func entryMessage(t testing.TB, seq uint32, proto uint8, orig, reply [2]netip.Ad
 		return nil
 	})
 	ae.Uint32(ctaID, id)
+	ae.Uint32(ctaMark, 0x42)
+	ae.Nested(ctaProtoInfo, func(ae *netlink.AttributeEncoder) error {
+		ae.Nested(ctaProtoInfoTCP, func(ae *netlink.AttributeEncoder) error {
+			ae.Uint8(ctaProtoInfoTCPState, 3)
+			return nil
+		})
+		return nil
+	})
 	attrs, err := ae.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +102,12 @@ func sampleRead(t testing.TB) []byte {
 	b = append(b, entryMessage(t, 4, 17, addrs("10.0.0.9", "10.0.0.8"), addrs("10.0.0.8", "10.0.0.9"), [4]uint16{1, 2, 2, 1}, 0, 102)...)
 	b = append(b, netlinkMessage(unix.NLMSG_DONE, 5, []byte{0, 0, 0, 0})...)
 	return b
+}
+
+// eachEntry is EachTuple over one read of a dump.
+func eachEntry(buf []byte, seq uint32, d *TupleDump, fn func(status.Flow)) (bool, error) {
+	visit := tupleVisitor(d, func(f status.Flow) bool { fn(f); return true })
+	return eachMessage(buf, seq, d, func(family uint8, attrs []byte) { visit(family, attrs) })
 }
 
 func TestEachEntry(t *testing.T) {
@@ -168,6 +183,12 @@ func FuzzEachEntry(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var d TupleDump
+		_, _ = eachMessage(b, 5, &d, func(_ uint8, attrs []byte) {
+			if f, err := parseEntry(attrs, true); err == nil {
+				mapFlow(f)
+			}
+		})
+		d = TupleDump{}
 		_, _ = eachEntry(b, 5, &d, func(fl status.Flow) {
 			for _, tu := range []cut.Tuple{fl.Original, fl.Reply} {
 				src, err1 := netip.ParseAddr(tu.Src)
@@ -181,4 +202,96 @@ func FuzzEachEntry(f *testing.F) {
 			t.Fatalf("inconsistent report %+v", d)
 		}
 	})
+}
+
+// TestParseEntryFull: a full read adds timeout, mark, counters and TCP
+// state to what the lean read gives, which leaves them zero.
+func TestParseEntryFull(t *testing.T) {
+	msg := entryMessage(t, 5, 6, addrs("10.0.0.2", "198.51.100.7"), addrs("198.51.100.7", "192.0.2.1"), [4]uint16{40000, 443, 443, 61000}, statusAssured, 99)
+	attrs := msg[unix.NLMSG_HDRLEN+4:]
+	lean, err := parseEntry(attrs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lean.Timeout != 0 || lean.CountersOrig.Packets != 0 || lean.ProtoInfo.TCP != nil {
+		t.Errorf("lean read decoded more than tuples, status and id: %+v", lean)
+	}
+	full, err := parseEntry(attrs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mapFlow(full)
+	want := status.Flow{ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED", Assured: true,
+		Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
+		Reply:    cut.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
+		Packets:  10, Bytes: 1000, Timeout: 120, Mark: 0x42}
+	if got != want {
+		t.Errorf("full read:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestDumpQueryMessage: the request bytes of a filtered dump, as the
+// kernel reads them (CTA_STATUS and CTA_STATUS_MASK big-endian, the
+// CTA_FILTER flags in host order).
+func TestDumpQueryMessage(t *testing.T) {
+	// conntrack -L -f ipv6 -p udp, offloaded in software only
+	m := dumpQuery{family: familyIPv6, statusMask: statusOffload | statusHWOffload, statusValue: statusOffload, proto: 17, hasProto: true}.message()
+	if m.Header.Type != 1<<8|1 || m.Header.Flags&(0x100|0x200) != 0x300 {
+		t.Errorf("header %+v: want IPCTNL_MSG_CT_GET with NLM_F_DUMP", m.Header)
+	}
+	if m.Data[0] != familyIPv6 {
+		t.Errorf("nfgenmsg family %d", m.Data[0])
+	}
+	seen := map[uint16][]byte{}
+	b := m.Data[4:]
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[typ], b = val, rest
+	}
+	if v := seen[ctaStatus]; len(v) != 4 || binary.BigEndian.Uint32(v) != statusOffload {
+		t.Errorf("CTA_STATUS %x", v)
+	}
+	if v := seen[ctaStatusMask]; len(v) != 4 || binary.BigEndian.Uint32(v) != statusOffload|statusHWOffload {
+		t.Errorf("CTA_STATUS_MASK %x", v)
+	}
+	if v := seen[ctaFilter]; len(v) != 8 || binary.NativeEndian.Uint32(v[4:]) != ctaFilterFProtoNum {
+		t.Errorf("CTA_FILTER %x: want ORIG_FLAGS = CTA_FILTER_F_CTA_PROTO_NUM in host order", v)
+	}
+	orig := seen[ctaTupleOrig]
+	_, proto, _, err := nextAttr(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, num, _, err := nextAttr(proto); err != nil || typ != ctaProtoNum || len(num) != 1 || num[0] != 17 {
+		t.Errorf("CTA_TUPLE_ORIG %x: want CTA_TUPLE_PROTO { CTA_PROTO_NUM 17 }", orig)
+	}
+	// conntrack -L -f ipv4 --reply-dst 192.0.2.1
+	m = dumpQuery{family: familyIPv4, hasAddr: true, addr: netip.MustParseAddr("192.0.2.1"), addrSlot: 3}.message()
+	seen = map[uint16][]byte{}
+	for b := m.Data[4:]; len(b) > 0; {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[typ], b = val, rest
+	}
+	if v := seen[ctaFilter]; len(v) != 8 || binary.NativeEndian.Uint16(v[2:4]) != ctaFilterReplyFlags || binary.NativeEndian.Uint32(v[4:]) != ctaFilterFIPDst {
+		t.Errorf("CTA_FILTER %x: want REPLY_FLAGS = CTA_FILTER_F_CTA_IP_DST", v)
+	}
+	if _, ok := seen[ctaTupleOrig]; ok {
+		t.Error("a reply-side filter carries an original tuple")
+	}
+	_, ip, _, err := nextAttr(seen[ctaTupleReply])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, a, _, err := nextAttr(ip); err != nil || typ != ctaIPv4Dst || !bytes.Equal(a, []byte{192, 0, 2, 1}) {
+		t.Errorf("CTA_TUPLE_REPLY %x: want CTA_TUPLE_IP { CTA_IP_V4_DST 192.0.2.1 }", seen[ctaTupleReply])
+	}
+	if plain := (dumpQuery{}).message(); len(plain.Data) != 4 {
+		t.Errorf("an unfiltered dump carries attributes: %x", plain.Data)
+	}
 }

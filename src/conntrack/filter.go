@@ -1,56 +1,164 @@
 package conntrack
 
 import (
+	"fmt"
 	"net/netip"
-
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // Filter selects conntrack entries. The zero Filter selects all of them.
 type Filter struct {
-	Family      string       // "ipv4", "ipv6" or "" for both
-	Proto       string       // "tcp", "udp", ... or "" for any
-	Offloaded   bool         // only entries with IPS_OFFLOAD (software or hardware)
-	HWOffloaded bool         // only entries with IPS_HW_OFFLOAD
-	Address     netip.Prefix // only entries with an end in this prefix, either direction; zero: any
+	Family  string       // "ipv4", "ipv6" or "" for both
+	Proto   string       // "tcp", "udp", ... or "" for any
+	Offload string       // "" any entry; OffloadAny, OffloadSoftware, OffloadHardware or OffloadNotOffloaded
+	Address netip.Prefix // only entries with an end in this prefix, either direction; zero: any
 }
 
-// matches reports whether a mapped flow passes the filter.
-func (f Filter) matches(fl flowView) bool {
-	if f.Family != "" && f.Family != fl.Family {
+// Offload values of a Filter beside OffloadSoftware and OffloadHardware.
+const (
+	OffloadAny          = "any"  // IPS_OFFLOAD: in a flowtable, software or hardware
+	OffloadNotOffloaded = "none" // neither offload bit
+)
+
+// AF_INET and AF_INET6 as the nfgenmsg header of a conntrack message
+// carries them (the same numbers on every Linux architecture).
+const (
+	familyIPv4 uint8 = 2
+	familyIPv6 uint8 = 10
+)
+
+// selector is a Filter in the kernel's terms: what a dump request can ask
+// the kernel to narrow by, and the same test applied here to every entry
+// the kernel sends, since older kernels ignore some of the request.
+type selector struct {
+	family      uint8 // familyIPv4, familyIPv6; 0: both
+	proto       uint8
+	anyProto    bool
+	statusMask  uint32 // entries with status&statusMask == statusValue; 0 mask: any
+	statusValue uint32
+	addr        netip.Prefix
+}
+
+// selector checks the filter's fields and turns them into numbers.
+func (f Filter) selector() (selector, error) {
+	s := selector{anyProto: f.Proto == "", addr: f.Address}
+	switch f.Family {
+	case "":
+	case "ipv4":
+		s.family = familyIPv4
+	case "ipv6":
+		s.family = familyIPv6
+	default:
+		return s, fmt.Errorf("filter family %q: use ipv4, ipv6 or nothing", f.Family)
+	}
+	if !s.anyProto {
+		p, err := protoNumber(f.Proto)
+		if err != nil {
+			return s, fmt.Errorf("filter proto: %w", err)
+		}
+		s.proto = p
+	}
+	switch f.Offload {
+	case "":
+	case OffloadAny:
+		s.statusMask, s.statusValue = statusOffload, statusOffload
+	case OffloadSoftware:
+		s.statusMask, s.statusValue = statusOffload|statusHWOffload, statusOffload
+	case OffloadHardware:
+		s.statusMask, s.statusValue = statusHWOffload, statusHWOffload
+	case OffloadNotOffloaded:
+		s.statusMask, s.statusValue = statusOffload|statusHWOffload, 0
+	default:
+		return s, fmt.Errorf("filter offload %q: use any, software, hardware, none or nothing", f.Offload)
+	}
+	return s, nil
+}
+
+// keys are the parts of an entry a selector looks at.
+type keys struct {
+	family uint8
+	proto  uint8
+	status uint32
+	addrs  [4]netip.Addr // original src, dst, reply src, dst
+}
+
+func (s selector) matches(k *keys) bool {
+	if s.family != 0 && k.family != s.family {
 		return false
 	}
-	if f.Proto != "" && f.Proto != fl.Proto {
+	if !s.anyProto && k.proto != s.proto {
 		return false
 	}
-	if f.Offloaded && fl.Status&statusOffload == 0 {
+	if k.status&s.statusMask != s.statusValue {
 		return false
 	}
-	if f.HWOffloaded && fl.Status&statusHWOffload == 0 {
-		return false
-	}
-	if f.Address.IsValid() && !fl.hasAddressIn(f.Address) {
+	if s.addr.IsValid() {
+		// With NAT the far end of a connection shows up only in one of
+		// the two directions, so all four addresses are checked.
+		for _, a := range k.addrs {
+			if a.IsValid() && s.addr.Contains(a.Unmap()) {
+				return true
+			}
+		}
 		return false
 	}
 	return true
 }
 
-// flowView is a kernel entry mapped for reporting, with the raw status word
-// and addresses kept for filtering.
-type flowView struct {
-	status.Flow
-	Status uint32
-	addrs  [4]netip.Addr // original src, dst, reply src, dst
+// queries are the dump requests that ask the kernel to narrow as s does.
+// Linux filters a dump by family in nfgenmsg (every version), by status
+// bits (CTA_STATUS and CTA_STATUS_MASK, 5.15) and by L4 protocol and exact
+// addresses (CTA_FILTER, 5.8), the last two only for one family at a time
+// and one direction per request: a protocol without a family is asked of
+// IPv4 and of IPv6 in turn, and a single address of each of the four ends
+// (original source and destination, reply source and destination) in
+// turn. A wider prefix, and an IPv6 address, are compared here only: the
+// kernel's IPv6 comparison is inverted (ctnetlink_filter_match_tuple tests
+// !ipv6_addr_cmp): asked for one IPv6 address, Linux 6.18 sent every IPv6
+// entry but those with it (measured).
+func (s selector) queries() []dumpQuery {
+	q := dumpQuery{family: s.family, statusMask: s.statusMask, statusValue: s.statusValue}
+	if !s.anyProto {
+		q.proto, q.hasProto = s.proto, true
+	}
+	if s.addr.IsValid() && s.addr.IsSingleIP() && s.addr.Addr().Is4() {
+		fam := familyIPv4
+		if s.family != 0 && s.family != fam {
+			return nil // no entry of one family has an end of the other
+		}
+		qs := make([]dumpQuery, 4)
+		for slot := range qs {
+			qs[slot] = q
+			qs[slot].family, qs[slot].addr, qs[slot].hasAddr, qs[slot].addrSlot = fam, s.addr.Addr(), true, int8(slot)
+		}
+		return qs
+	}
+	if s.anyProto || s.family != 0 {
+		return []dumpQuery{q}
+	}
+	v4, v6 := q, q
+	v4.family, v6.family = familyIPv4, familyIPv6
+	return []dumpQuery{v4, v6}
 }
 
-// hasAddressIn reports whether either end, in the original or the reply
-// direction, lies in p. With NAT the far end of a connection shows up only
-// in one of the two directions, so all four addresses are checked.
-func (v flowView) hasAddressIn(p netip.Prefix) bool {
-	for _, a := range v.addrs {
+// firstSlot is the first end of an entry (original source, destination,
+// reply source, destination) in p, or -1.
+func firstSlot(k *keys, p netip.Prefix) int8 {
+	for i, a := range k.addrs {
 		if a.IsValid() && p.Contains(a.Unmap()) {
-			return true
+			return int8(i)
 		}
 	}
-	return false
+	return -1
+}
+
+// dumpQuery is one dump request's narrowing, in the kernel's terms.
+type dumpQuery struct {
+	family      uint8
+	statusMask  uint32
+	statusValue uint32
+	proto       uint8
+	hasProto    bool
+	hasAddr     bool
+	addr        netip.Addr // the end addrSlot names is addr
+	addrSlot    int8       // 0 original source, 1 destination, 2 reply source, 3 destination
 }

@@ -7,13 +7,14 @@ import (
 	"net/netip"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/status"
 	ct "github.com/ti-mo/conntrack"
 )
 
 // mapFlow turns a kernel conntrack entry into fastpath's Flow.
-func mapFlow(f ct.Flow) flowView {
+func mapFlow(f ct.Flow) status.Flow {
 	st := uint32(f.Status)
-	v := flowView{Status: st}
+	var v status.Flow
 	v.ID = f.ID
 	v.Family = "ipv4"
 	if f.TupleOrig.IP.SourceAddress.Is6() && !f.TupleOrig.IP.SourceAddress.Is4In6() {
@@ -31,10 +32,6 @@ func mapFlow(f ct.Flow) flowView {
 	v.Bytes = f.CountersOrig.Bytes + f.CountersReply.Bytes
 	v.Timeout = f.Timeout
 	v.Mark = f.Mark
-	v.addrs = [4]netip.Addr{
-		f.TupleOrig.IP.SourceAddress, f.TupleOrig.IP.DestinationAddress,
-		f.TupleReply.IP.SourceAddress, f.TupleReply.IP.DestinationAddress,
-	}
 	return v
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"reflect"
 	"syscall"
 	"testing"
 
@@ -47,7 +48,7 @@ func natFlow() ct.Flow {
 }
 
 func TestMapFlow(t *testing.T) {
-	got := mapFlow(natFlow()).Flow
+	got := mapFlow(natFlow())
 	want := status.Flow{
 		ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED",
 		Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
@@ -58,14 +59,14 @@ func TestMapFlow(t *testing.T) {
 		t.Errorf("mapFlow:\n got %+v\nwant %+v", got, want)
 	}
 	v6 := ct.NewFlow(17, 0, netip.MustParseAddr("fd00::2"), netip.MustParseAddr("2001:db8::1"), 5353, 53, 30, 0)
-	m := mapFlow(v6).Flow
+	m := mapFlow(v6)
 	if m.Family != "ipv6" || m.Proto != "udp" || m.Offload != OffloadNone || m.Assured || m.State != "" {
 		t.Errorf("mapFlow(v6 udp) = %+v", m)
 	}
 }
 
 func TestFilterMatches(t *testing.T) {
-	v := mapFlow(natFlow())
+	hw := natFlow()
 	cases := []struct {
 		name string
 		f    Filter
@@ -74,27 +75,85 @@ func TestFilterMatches(t *testing.T) {
 		{"zero filter", Filter{}, true},
 		{"family", Filter{Family: "ipv4"}, true},
 		{"other family", Filter{Family: "ipv6"}, false},
-		{"proto", Filter{Proto: "udp"}, false},
-		{"offloaded", Filter{Offloaded: true}, true},
-		{"hw offloaded", Filter{HWOffloaded: true}, true},
+		{"proto", Filter{Proto: "tcp"}, true},
+		{"other proto", Filter{Proto: "udp"}, false},
+		{"offloaded", Filter{Offload: OffloadAny}, true},
+		{"hw offloaded", Filter{Offload: OffloadHardware}, true},
+		{"software only", Filter{Offload: OffloadSoftware}, false},
+		{"not offloaded", Filter{Offload: OffloadNotOffloaded}, false},
 		{"far end", Filter{Address: netip.MustParsePrefix("198.51.100.0/24")}, true},
 		{"NAT address, reply only", Filter{Address: netip.MustParsePrefix("192.0.2.1/32")}, true},
 		{"unrelated", Filter{Address: netip.MustParsePrefix("203.0.113.0/24")}, false},
+		{"all at once", Filter{Family: "ipv4", Proto: "tcp", Offload: OffloadAny, Address: netip.MustParsePrefix("10.0.0.0/8")}, true},
 	}
 	for _, c := range cases {
-		if got := c.f.matches(v); got != c.want {
+		sel, err := c.f.selector()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		k := keysOf(familyIPv4, &hw)
+		if got := sel.matches(&k); got != c.want {
 			t.Errorf("%s: matches = %v, want %v", c.name, got, c.want)
 		}
 	}
 	sw := natFlow()
 	sw.Status &^= ct.Status(1 << 15)
-	if (Filter{HWOffloaded: true}).matches(mapFlow(sw)) {
-		t.Error("software-only entry matched the hardware filter")
+	for f, want := range map[string]bool{OffloadHardware: false, OffloadSoftware: true, OffloadAny: true, OffloadNotOffloaded: false} {
+		sel, _ := Filter{Offload: f}.selector()
+		if k := keysOf(familyIPv4, &sw); sel.matches(&k) != want {
+			t.Errorf("software-only entry, offload filter %q: matches %v, want %v", f, !want, want)
+		}
+	}
+	for _, bad := range []Filter{{Family: "ipx"}, {Proto: "bogus"}, {Offload: "maybe"}} {
+		if _, err := bad.selector(); err == nil {
+			t.Errorf("filter %+v accepted", bad)
+		}
+	}
+}
+
+// TestSelectorQueries: what the kernel is asked to narrow by, for each
+// kind of filter.
+func TestSelectorQueries(t *testing.T) {
+	cases := []struct {
+		f    Filter
+		want []dumpQuery
+	}{
+		{Filter{}, []dumpQuery{{}}},
+		{Filter{Family: "ipv6"}, []dumpQuery{{family: familyIPv6}}},
+		{Filter{Offload: OffloadSoftware}, []dumpQuery{{statusMask: statusOffload | statusHWOffload, statusValue: statusOffload}}},
+		{Filter{Offload: OffloadNotOffloaded}, []dumpQuery{{statusMask: statusOffload | statusHWOffload}}},
+		{Filter{Proto: "udp", Family: "ipv4"}, []dumpQuery{{family: familyIPv4, proto: 17, hasProto: true}}},
+		// CTA_FILTER needs a family: one request per family.
+		{Filter{Proto: "tcp", Offload: OffloadAny}, []dumpQuery{
+			{family: familyIPv4, proto: 6, hasProto: true, statusMask: statusOffload, statusValue: statusOffload},
+			{family: familyIPv6, proto: 6, hasProto: true, statusMask: statusOffload, statusValue: statusOffload}}},
+		// A prefix is not the kernel's to compare.
+		{Filter{Address: netip.MustParsePrefix("192.0.2.0/24")}, []dumpQuery{{}}},
+		// A single address is, one end per request.
+		{Filter{Address: netip.MustParsePrefix("198.51.100.7/32"), Proto: "udp"}, func() []dumpQuery {
+			var qs []dumpQuery
+			for slot := int8(0); slot < 4; slot++ {
+				qs = append(qs, dumpQuery{family: familyIPv4, proto: 17, hasProto: true, hasAddr: true, addr: netip.MustParseAddr("198.51.100.7"), addrSlot: slot})
+			}
+			return qs
+		}()},
+		{Filter{Address: netip.MustParsePrefix("192.0.2.1/32"), Family: "ipv6"}, nil},
+		// The kernel's IPv6 address comparison is inverted: not asked.
+		{Filter{Address: netip.MustParsePrefix("2001:db8::7/128")}, []dumpQuery{{}}},
+	}
+	for _, c := range cases {
+		sel, err := c.f.selector()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sel.queries(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v: queries %+v, want %+v", c.f, got, c.want)
+		}
 	}
 }
 
 func TestFlowHasAddress(t *testing.T) {
-	f := mapFlow(natFlow()).Flow
+	f := mapFlow(natFlow())
 	if !FlowHasAddress(f, netip.MustParsePrefix("192.0.2.1/32")) {
 		t.Error("reply-side NAT address not found")
 	}

@@ -2,6 +2,7 @@ package cut
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -12,6 +13,11 @@ const (
 	DefaultSetSize = 65536
 	MaxExpiry      = 24 * time.Hour
 	MaxSetSize     = 1 << 24
+	// The shortest prefixes cut unless a call forces it: a /8 is 1/256 of
+	// the IPv4 Internet; 0.0.0.0/0 would cut every connection, the admin's
+	// own among them.
+	DefaultMinPrefix4 = 8
+	DefaultMinPrefix6 = 16
 )
 
 // Config is the cut part of /etc/config/fastpath.
@@ -20,6 +26,8 @@ type Config struct {
 	InFastpath bool              `json:"in_fastpath"`          // cut_in_fastpath: drop in the netdev ingress path; off: only delete conntrack entries
 	Expiry     time.Duration     `json:"expiry"`               // cut_expiry: how long a cut outlives its last frame
 	SetSize    int               `json:"set_size"`             // cut_set_size: elements per set (IPv4, IPv6)
+	MinPrefix4 int               `json:"min_prefix4"`          // cut_min_prefix4: shorter IPv4 prefixes are not cut unless forced
+	MinPrefix6 int               `json:"min_prefix6"`          // cut_min_prefix6
 	Blocklists []BlocklistConfig `json:"blocklists,omitempty"` // config blocklist sections
 }
 
@@ -55,6 +63,18 @@ func (c Config) Normalized() (Config, error) {
 	if c.SetSize == 0 {
 		c.SetSize = DefaultSetSize
 	}
+	if c.MinPrefix4 == 0 {
+		c.MinPrefix4 = DefaultMinPrefix4
+	}
+	if c.MinPrefix6 == 0 {
+		c.MinPrefix6 = DefaultMinPrefix6
+	}
+	if c.MinPrefix4 < 1 || c.MinPrefix4 > 32 {
+		return c, fmt.Errorf("fastpath.main.cut_min_prefix4=%d: use 1 to 32", c.MinPrefix4)
+	}
+	if c.MinPrefix6 < 1 || c.MinPrefix6 > 128 {
+		return c, fmt.Errorf("fastpath.main.cut_min_prefix6=%d: use 1 to 128", c.MinPrefix6)
+	}
 	if c.Expiry < time.Second || c.Expiry > MaxExpiry {
 		return c, fmt.Errorf("fastpath.main.cut_expiry=%v: use whole seconds from 1 to 86400", c.Expiry)
 	}
@@ -73,6 +93,30 @@ func (c Config) Normalized() (Config, error) {
 	}
 	return c, nil
 }
+
+// MinBits is the shortest prefix of a family that is cut unless forced
+// (on a normalized config), and the option that sets it.
+func (c Config) MinBits(v6 bool) (int, string) {
+	if v6 {
+		return c.MinPrefix6, "cut_min_prefix6"
+	}
+	return c.MinPrefix4, "cut_min_prefix4"
+}
+
+// CheckWidth refuses a prefix shorter than the minimum of its family.
+func (c Config) CheckWidth(p netip.Prefix) error {
+	min, opt := c.MinBits(p.Addr().Is6())
+	if p.Bits() >= min {
+		return nil
+	}
+	return &RefusedError{Field: "address", Problem: fmt.Sprintf("%s is shorter than /%d (fastpath.main.%s): it would cut every connection in it", p, min, opt),
+		Fix: "cut a narrower prefix, pass force to cut it anyway, or lower " + opt}
+}
+
+// RefusedError is a cut the rules refuse, with the argument to change.
+type RefusedError struct{ Field, Problem, Fix string }
+
+func (e *RefusedError) Error() string { return e.Field + ": " + e.Problem + " (" + e.Fix + ")" }
 
 // Check says what a block list lacks, naming the option to set.
 func (b BlocklistConfig) Check() error {

@@ -22,6 +22,12 @@ type Tuple struct {
 	DstPort uint16 `json:"dport"`
 }
 
+// CutOptions are what a call may ask beyond the rules.
+type CutOptions struct {
+	Force bool // cut a prefix shorter than cut_min_prefix4/6
+	Local bool // cut connections of the router itself (its SSH, LuCI, DNS) too
+}
+
 // Cut is one active cut as the kernel's sets show it.
 type Cut struct {
 	Original   Tuple         `json:"original"`

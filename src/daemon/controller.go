@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -25,7 +26,7 @@ func (c controller) Status(ctx context.Context) (status.Status, error) {
 }
 
 func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) {
-	st := c.d.Status(ctx)
+	st := c.d.statusUncounted(ctx)
 	modes := []string{status.ModeOff}
 	if st.Kernel.Flowtable {
 		modes = append(modes, status.ModeSoftware)
@@ -36,26 +37,25 @@ func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) 
 	return rpc.Capabilities{Platform: st.Platform, Kernel: st.Kernel, Modes: modes}, nil
 }
 
-// Flows narrows the dump in the kernel where it can (offload bits,
-// protocol) and applies the rest of the query to what comes back.
-func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, error) {
-	f := conntrack.Filter{
-		Proto:       q.Proto,
-		Offloaded:   q.Offload == "any" || q.Offload == "software" || q.Offload == "hardware",
-		HWOffloaded: q.Offload == "hardware",
-	}
-	flows, err := c.d.ct.Flows(f)
-	if err != nil {
-		return nil, err
-	}
-	out := flows[:0]
-	for _, fl := range flows {
-		if q.Match(fl) {
-			out = append(out, fl)
+// Flows asks conntrack for the flows the query selects: the kernel
+// narrows the dump by offload bits and protocol where it can, the rest
+// (the address, older kernels' share) is checked on each entry as it
+// streams by, and only the first q.Limit are decoded.
+func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, int, error) {
+	f := conntrack.Filter{Proto: q.Proto, Offload: q.Offload}
+	if q.Address != "" {
+		p, err := cut.ParsePrefix(q.Address)
+		if err != nil {
+			return nil, 0, &rpc.ArgumentError{Field: "address", Problem: err.Error(), Fix: "give an IP address or a CIDR prefix"}
 		}
+		f.Address = p.Masked()
 	}
-	rpc.MarkLocal(out, ownAddrs())
-	return out, nil // the object applies the limit and reports the total
+	flows, total, err := c.d.ct.Select(f, q.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	rpc.MarkLocal(flows, ownAddrs())
+	return flows, total, nil
 }
 
 // ownAddrs are the router's addresses now; none when they cannot be read
@@ -104,9 +104,13 @@ func (c controller) Cut(ctx context.Context, r rpc.CutRequest) ([]cut.Cut, error
 		if perr != nil {
 			return nil, &rpc.ArgumentError{Field: "address", Problem: perr.Error(), Fix: "give an IP address or a CIDR prefix"}
 		}
-		cuts, err = c.d.cut.CutAddress(ctx, p, r.Reason, r.Trigger)
+		cuts, err = c.d.cut.CutAddress(ctx, p, r.Reason, r.Trigger, r.Options)
 	} else {
-		cuts, err = c.d.cut.CutTuple(ctx, r.Tuple, r.Reason, r.Trigger)
+		cuts, err = c.d.cut.CutTuple(ctx, r.Tuple, r.Reason, r.Trigger, r.Options)
+	}
+	var refused *cut.RefusedError
+	if errors.As(err, &refused) {
+		return nil, &rpc.ArgumentError{Field: refused.Field, Problem: refused.Problem, Fix: refused.Fix}
 	}
 	if cuts == nil {
 		cuts = []cut.Cut{}

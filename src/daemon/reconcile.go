@@ -72,7 +72,13 @@ var ErrNotApplied = errors.New("plan not applied")
 // kernel's truth. It never tears down flows when nothing changed.
 func (r *Reconciler) Reconcile(ctx context.Context) (status.Status, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	st, err := r.reconcileLocked(ctx)
+	r.mu.Unlock()
+	r.countFlows(&st)
+	return st, err
+}
+
+func (r *Reconciler) reconcileLocked(ctx context.Context) (status.Status, error) {
 	snap, err := observe.Observe(r.Root)
 	if err != nil {
 		// Keep the kernel as it is: a half-read config must not turn

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/supervise"
@@ -94,6 +95,15 @@ func (d *Daemon) Run() error {
 		}
 	}()
 
+	// One socket reads nftables' notifications for every watcher (the
+	// monitor below, the block-list watch of nftables sets).
+	if hub, err := nftevents.Open(0); err != nil {
+		d.Log.WithError(err).Warn("nftables notifications: each watcher tries a socket of its own")
+	} else {
+		d.nft.UseEvents(hub)
+		d.cut.UseEvents(hub)
+		supervise.Go(ctx, "nftables events", hub.Run, nil)
+	}
 	d.watchLinks(ctx)
 	// A lost nftables event may have been a foreign delete of our table:
 	// the resync is a full re-plan, which reads the kernel again.

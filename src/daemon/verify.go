@@ -15,11 +15,43 @@ import (
 
 // Status reads the kernel now and reports it beside the last plan.
 func (r *Reconciler) Status(ctx context.Context) status.Status {
+	st := r.statusUncounted(ctx)
+	r.countFlows(&st)
+	return st
+}
+
+// statusUncounted is Status without conntrack's counts, for answers that
+// do not report them.
+func (r *Reconciler) statusUncounted(ctx context.Context) status.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.statusLocked(ctx)
 }
 
+// countFlows adds conntrack's counts. It runs outside the reconcile lock:
+// the offloaded counts need a conntrack dump (of the offloaded entries),
+// and neither a pass nor another status call should wait on it. Without
+// any flowtable in the namespace nothing is offloaded, and the kernel's
+// counter is the whole answer.
+func (r *Reconciler) countFlows(st *status.Status) {
+	if has, err := r.nft.AnyFlowtable(); err == nil && !has {
+		n, err := r.ct.Total()
+		if err != nil {
+			st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
+			return
+		}
+		st.Flows = status.FlowCounts{Total: n}
+		return
+	}
+	counts, err := r.ct.Counts()
+	if err != nil {
+		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
+		return
+	}
+	st.Flows = counts
+}
+
+// statusLocked is the status without conntrack's counts (countFlows).
 func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	p, snap := r.last.plan, r.last.snap
 	st := status.Status{
@@ -58,11 +90,6 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	st.Flowtable.Kernel = k
 	st.Flowtable.InSync = inSync(p.Flowtable, k)
 	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
-	if counts, err := r.ct.Counts(); err != nil {
-		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
-	} else {
-		st.Flows = counts
-	}
 	st.Cut = nonNilSummary(r.cut.Summary())
 	st.Watchers = supervise.Health()
 	for _, w := range st.Watchers {

@@ -4,9 +4,12 @@
 # runner where its vmlinuz and modules are. Sourced by src/lab/lab.
 #
 # Series "6.12": bookworm's linux-image-6.12.*+deb12-amd64 (the full flavour;
-# -cloud- lacks 9p). Series "7": sid's linux-binary-7.* + linux-modules-7.*,
-# fetched through a private sources list built from the URI this machine
-# already uses for bookworm, so the machine's own apt sources never change.
+# -cloud- lacks 9p). Series "7": sid's linux-binary-7.* + linux-modules-7.*.
+# Series "5.10": bullseye's linux-image-5.10.0-*-amd64, the kernel OpenWrt
+# 22.03 ships, for what must run on old kernels (the XDP cut's verifier).
+# sid and bullseye are fetched through private sources lists built from the
+# URI this machine already uses for bookworm, so the machine's own apt
+# sources never change.
 
 LAB_CACHE=${FASTPATH_LAB_CACHE:-/var/cache/fastpath-lab}
 
@@ -30,29 +33,35 @@ lab_debian_uri() {
 	done | head -n1 | grep .
 }
 
-# lab_sid_apt runs apt-get/apt-cache against the private sid list.
-lab_sid_apt() {
-	local tool=$1; shift
-	"$tool" -o Dir::Etc::sourcelist="$LAB_CACHE/sid/sources.list" \
+# lab_suite_apt SUITE TOOL ARGS runs apt-get/apt-cache against the private
+# list of SUITE (sid, bullseye).
+lab_suite_apt() {
+	local suite=$1 tool=$2; shift 2
+	"$tool" -o Dir::Etc::sourcelist="$LAB_CACHE/$suite/sources.list" \
 		-o Dir::Etc::sourceparts=- \
-		-o Dir::State::Lists="$LAB_CACHE/sid/lists" \
-		-o Dir::Cache="$LAB_CACHE/sid/cache" \
+		-o Dir::State::Lists="$LAB_CACHE/$suite/lists" \
+		-o Dir::Cache="$LAB_CACHE/$suite/cache" \
 		-o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root "$@"
 }
 
-# lab_sid_update refreshes the private sid lists at most once a day.
-lab_sid_update() {
-	local uri stamp=$LAB_CACHE/sid/updated
-	mkdir -p "$LAB_CACHE/sid/lists/partial" "$LAB_CACHE/sid/cache/archives/partial"
+lab_sid_apt() { lab_suite_apt sid "$@"; }
+
+# lab_suite_update SUITE refreshes the private lists of SUITE at most once a
+# day.
+lab_suite_update() {
+	local suite=$1 uri stamp=$LAB_CACHE/$1/updated
+	mkdir -p "$LAB_CACHE/$suite/lists/partial" "$LAB_CACHE/$suite/cache/archives/partial"
 	if [ -f "$stamp" ] && [ -z "$(find "$stamp" -mmin +1440)" ]; then
 		return 0
 	fi
-	uri=$(lab_debian_uri) || { echo "lab: no bookworm URI in /etc/apt/sources.list or /etc/apt/sources.list.d/: cannot build the sid list" >&2; return 1; }
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri sid main" > "$LAB_CACHE/sid/sources.list"
-	echo "lab: refreshing sid package lists from $uri" >&2
-	lab_sid_apt apt-get -qq update >&2 || { echo "lab: apt-get update of the sid list failed" >&2; return 1; }
+	uri=$(lab_debian_uri) || { echo "lab: no bookworm URI in /etc/apt/sources.list or /etc/apt/sources.list.d/: cannot build the $suite list" >&2; return 1; }
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" > "$LAB_CACHE/$suite/sources.list"
+	echo "lab: refreshing $suite package lists from $uri" >&2
+	lab_suite_apt "$suite" apt-get -qq update >&2 || { echo "lab: apt-get update of the $suite list failed" >&2; return 1; }
 	touch "$stamp"
 }
+
+lab_sid_update() { lab_suite_update sid; }
 
 # lab_resolve SERIES prints "version pkg..." for the newest kernel of SERIES.
 # The answer is cached for a day in $LAB_CACHE/resolved-SERIES.
@@ -79,7 +88,14 @@ lab_resolve() {
 		[ -n "$ver" ] || { echo "lab: no linux-binary-7.*-amd64 in sid's package lists" >&2; return 1; }
 		echo "$ver linux-binary-$ver linux-modules-$ver" > "$memo"
 		;;
-	*) echo "lab: unknown kernel series '$series' (use 6.12 or 7)" >&2; return 1 ;;
+	5.10)
+		lab_suite_update bullseye || return 1
+		ver=$(lab_suite_apt bullseye apt-cache search --names-only '^linux-image-5\.10\.0-[0-9]+-amd64$' |
+			awk '{ sub(/^linux-image-/, "", $1); print $1 }' | sort -V | tail -n1)
+		[ -n "$ver" ] || { echo "lab: no linux-image-5.10.0-*-amd64 in bullseye's package lists" >&2; return 1; }
+		echo "$ver linux-image-$ver" > "$memo"
+		;;
+	*) echo "lab: unknown kernel series '$series' (use 5.10, 6.12 or 7)" >&2; return 1 ;;
 	esac
 	cat "$memo"
 }
@@ -99,6 +115,8 @@ lab_kernel() {
 			echo "lab: downloading $p" >&2
 			if [ "$series" = 7 ]; then
 				(cd "$LAB_CACHE/debs" && lab_sid_apt apt-get -qq download "$p") >&2 || { echo "lab: cannot download $p from sid" >&2; return 1; }
+			elif [ "$series" = 5.10 ]; then
+				(cd "$LAB_CACHE/debs" && lab_suite_apt bullseye apt-get -qq download "$p") >&2 || { echo "lab: cannot download $p from bullseye" >&2; return 1; }
 			else
 				(cd "$LAB_CACHE/debs" && apt-get -qq -o APT::Sandbox::User=root download "$p") >&2 || { echo "lab: cannot download $p" >&2; return 1; }
 			fi

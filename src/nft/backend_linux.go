@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"sort"
 
 	"github.com/google/nftables"
@@ -16,7 +17,10 @@ import (
 type Backend struct {
 	netns int         // namespace fd; 0 is the caller's namespace
 	dial  nltest.Func // replaces the kernel in tests
-	root  string      // where /proc/modules and /sys/module are read for hints
+	// events is the daemon's one socket on nftables notifications (see
+	// UseEvents); nil: Watch opens its own.
+	events *nftevents.Hub
+	root   string // where /proc/modules and /sys/module are read for hints
 
 	// linkExists tells whether a device exists in the namespace; replaced in tests.
 	linkExists func(name string) (bool, error)
@@ -188,4 +192,34 @@ func (b *Backend) kernelLinkExists(name string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// AnyFlowtable reports whether any table of the namespace (fastpath's,
+// fw4's, anyone's) holds a flowtable. The kernel sets a conntrack entry's
+// offload bits only while a flowtable of the entry's namespace holds its
+// flow, so without one no entry is offloaded, and nothing needs counting.
+func (b *Backend) AnyFlowtable() (bool, error) {
+	c, err := b.nftConn()
+	if err != nil {
+		return false, err
+	}
+	tables, err := c.ListTables()
+	if err != nil {
+		return false, fmt.Errorf("listing nftables tables: %w", err)
+	}
+	for _, t := range tables {
+		switch t.Family {
+		case nftables.TableFamilyINet, nftables.TableFamilyIPv4, nftables.TableFamilyIPv6:
+		default:
+			continue // flowtables live only in ip, ip6 and inet tables
+		}
+		fts, err := c.ListFlowtables(t)
+		if err != nil {
+			return false, fmt.Errorf("listing flowtables of table %s: %w", t.Name, err)
+		}
+		if len(fts) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -5,6 +5,8 @@ package nft
 import (
 	"context"
 	"errors"
+
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 )
 
 var errNotLinux = errors.New("nft: nftables exists only on Linux")
@@ -18,4 +20,6 @@ func (b *Backend) Apply(s Spec) (Result, error)                    { return Resu
 func (b *Backend) ApplyWithFallback(s Spec) (Result, error)        { return Result{}, errNotLinux }
 func (b *Backend) Read() (Kernel, error)                           { return Kernel{}, errNotLinux }
 func (b *Backend) Cleanup() error                                  { return errNotLinux }
+func (b *Backend) AnyFlowtable() (bool, error)                     { return false, errNotLinux }
 func (b *Backend) Watch(ctx context.Context, changed func()) error { return errNotLinux }
+func (b *Backend) UseEvents(*nftevents.Hub)                        {}

@@ -315,3 +315,35 @@ var nftNoise = regexp.MustCompile(`[\s;"]+`)
 func normalizeNft(s string) string {
 	return strings.TrimSpace(nftNoise.ReplaceAllString(s, " "))
 }
+
+// TestIntegrationAnyFlowtable: a namespace without a flowtable has none,
+// whatever tables it holds; a foreign one (fw4's) counts as much as ours.
+func TestIntegrationAnyFlowtable(t *testing.T) {
+	b, fd := newTestBackend(t, "ftv0")
+	if has, err := b.AnyFlowtable(); err != nil || has {
+		t.Fatalf("empty namespace: any flowtable %v, %v", has, err)
+	}
+	c, err := nftables.New(nftables.WithNetNSFd(fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := c.AddTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: "fw4"})
+	c.AddTable(&nftables.Table{Family: nftables.TableFamilyNetdev, Name: "other"})
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := b.AnyFlowtable(); err != nil || has {
+		t.Fatalf("tables without flowtables: any flowtable %v, %v", has, err)
+	}
+	if !expectFlowtable() {
+		return // this kernel cannot hold one (CONFIG_NF_FLOW_TABLE)
+	}
+	c.AddFlowtable(&nftables.Flowtable{Table: foreign, Name: "ft", Hooknum: nftables.FlowtableHookIngress,
+		Priority: nftables.FlowtablePriorityRef(0), Devices: []string{"ftv0"}})
+	if err := c.Flush(); err != nil {
+		t.Fatalf("add fw4's flowtable: %v", err)
+	}
+	if has, err := b.AnyFlowtable(); err != nil || !has {
+		t.Fatalf("fw4's flowtable not seen: %v, %v", has, err)
+	}
+}

@@ -2,50 +2,59 @@ package nft
 
 import (
 	"context"
-	"errors"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
 
-	"github.com/google/nftables"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 )
 
+// UseEvents makes Watch read nftables notifications from hub, the
+// daemon's one socket on them, instead of a socket of its own.
+func (b *Backend) UseEvents(hub *nftevents.Hub) { b.events = hub }
+
 // Watch calls changed each time someone else changes nf_tables in a way that
-// may touch table inet fastpath (a deleted table, chain or rule, a changed
+// may touch table inet fastpath (a deleted table, chain, rule, set or
 // flowtable), so the daemon reads the kernel again and repairs it. Our own
 // batches are ignored. It returns nil when ctx ends, or an error when the
 // kernel's event stream breaks (e.g. ENOBUFS after a burst): the caller
 // should re-apply and watch again.
 func (b *Backend) Watch(ctx context.Context, changed func()) error {
-	c, err := b.nftConn()
-	if err != nil {
-		return err
+	hub := b.events
+	if hub == nil {
+		h, err := nftevents.Open(b.netns)
+		if err != nil {
+			return fmt.Errorf("subscribing to nftables events (NFNLGRP_NFTABLES): %w", err)
+		}
+		hub = h
+		go h.Run(ctx)
 	}
-	mon := nftables.NewMonitor(nftables.WithMonitorEventBuffer(64))
-	events, err := c.AddGenerationalMonitor(mon)
-	if err != nil {
-		return fmt.Errorf("subscribing to nftables events (NFNLGRP_NFTABLES): %w", err)
-	}
-	defer func() {
-		mon.Close()
-		go func() { // let the monitor's goroutine finish its last send
-			for range events {
-			}
-		}()
-	}()
+	sub := hub.Subscribe()
+	defer sub.Close()
+	touched := false
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-events:
+		case msgs, ok := <-sub.Messages():
 			if !ok {
-				return errors.New("nftables event stream closed: re-apply and watch again")
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("nftables event stream broke (re-apply and watch again): %w", sub.Err())
 			}
-			if ev.GeneratedBy != nil && ev.GeneratedBy.Type == nftables.MonitorEventTypeOOB {
-				return fmt.Errorf("nftables event stream broke (re-apply and watch again): %w", ev.GeneratedBy.Error)
-			}
-			if concernsUs(ev, isOwnTask) {
-				changed()
+			for _, m := range msgs {
+				gen, ours := concernsUs(uint16(m.Header.Type), m.Data)
+				touched = touched || ours
+				if gen {
+					if touched && !isOwnTask(genPID(m.Data)) {
+						changed()
+					}
+					touched = false
+				}
 			}
 		}
 	}
@@ -62,34 +71,64 @@ func isOwnTask(tid uint32) bool {
 	return err == nil
 }
 
-// concernsUs reports whether one nf_tables generation, committed by a task
-// that is not ours, may have changed our table. google/nftables decodes
-// tables, chains, rules, sets and objects but not flowtables: a generation
-// whose changes it could not decode is taken as ours, which costs a re-read.
-func concernsUs(ev *nftables.MonitorEvents, own func(tid uint32) bool) bool {
-	if ev.GeneratedBy != nil {
-		if gen, ok := ev.GeneratedBy.Data.(*nftables.GenMsg); ok && own(gen.ProcPID) {
-			return false
+// nf_tables message types (uapi/linux/netfilter/nf_tables.h).
+const (
+	nftSubsys       = unix.NFNL_SUBSYS_NFTABLES
+	nftMsgNewGen    = unix.NFT_MSG_NEWGEN
+	nftMsgNewSetEl  = unix.NFT_MSG_NEWSETELEM
+	nftMsgDelSetEl  = unix.NFT_MSG_DELSETELEM
+	attrObjTable    = 1 // NFTA_{TABLE_NAME,CHAIN,RULE,SET,OBJ,FLOWTABLE}_TABLE all are 1
+	attrGenProcPID  = 2 // NFTA_GEN_PROC_PID
+	nftMsgMaxObject = unix.NFT_MSG_DELFLOWTABLE
+)
+
+// concernsUs reads one message of a generation: gen reports the
+// generation's end (NEWGEN), ours a change that may touch table inet
+// fastpath. Set elements are never ours (our table has no sets), however
+// many a block-list load brings; a message of a kind this code does not
+// know is taken as ours, which costs a re-read.
+func concernsUs(typ uint16, data []byte) (gen, ours bool) {
+	if typ>>8 != nftSubsys {
+		return false, false
+	}
+	switch t := typ & 0xff; {
+	case t == nftMsgNewGen:
+		return true, false
+	case t == nftMsgNewSetEl || t == nftMsgDelSetEl:
+		return false, false
+	case t > nftMsgMaxObject:
+		return false, true
+	}
+	if len(data) < 4 || data[0] != unix.NFPROTO_INET {
+		return false, false
+	}
+	ad, err := netlink.NewAttributeDecoder(data[4:])
+	if err != nil {
+		return false, true
+	}
+	for ad.Next() {
+		if ad.Type() == attrObjTable {
+			return false, ad.String() == TableName
 		}
 	}
-	if len(ev.Changes) == 0 {
-		return true
+	return false, ad.Err() != nil
+}
+
+// genPID is the task that committed a generation (0 when not said).
+func genPID(data []byte) uint32 {
+	if len(data) < 4 {
+		return 0
 	}
-	for _, ch := range ev.Changes {
-		var t *nftables.Table
-		switch d := ch.Data.(type) {
-		case *nftables.Table:
-			t = d
-		case *nftables.Chain:
-			t = d.Table
-		case *nftables.Rule:
-			t = d.Table
-		case *nftables.Set:
-			t = d.Table
-		}
-		if t != nil && t.Name == TableName && t.Family == nftables.TableFamilyINet {
-			return true
+	ad, err := netlink.NewAttributeDecoder(data[4:])
+	if err != nil {
+		return 0
+	}
+	for ad.Next() {
+		if ad.Type() == attrGenProcPID {
+			if b := ad.Bytes(); len(b) == 4 {
+				return binary.BigEndian.Uint32(b)
+			}
 		}
 	}
-	return false
+	return 0
 }

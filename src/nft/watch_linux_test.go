@@ -4,43 +4,47 @@ import (
 	"os"
 	"testing"
 
-	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
-func gen(pid uint32) *nftables.MonitorEvent {
-	return &nftables.MonitorEvent{Type: nftables.MonitorEventType(unix.NFT_MSG_NEWGEN), Data: &nftables.GenMsg{ID: 7, ProcPID: pid}}
+// msg is one nf_tables notification: nfgenmsg of family, then attrs.
+func msg(t *testing.T, family uint8, attrs ...netlink.Attribute) []byte {
+	t.Helper()
+	b, err := netlink.MarshalAttributes(attrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte{family, 0, 0, 0}, b...)
 }
 
 func TestConcernsUs(t *testing.T) {
-	ours := &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
-	fw4 := &nftables.Table{Name: "fw4", Family: nftables.TableFamilyINet}
-	netdevFastpath := &nftables.Table{Name: TableName, Family: nftables.TableFamilyNetdev}
-	own := func(pid uint32) bool { return pid == 100 }
-	ev := func(pid uint32, changes ...*nftables.MonitorEvent) *nftables.MonitorEvents {
-		return &nftables.MonitorEvents{GeneratedBy: gen(pid), Changes: changes}
-	}
-	change := func(typ nftables.MonitorEventType, data any) *nftables.MonitorEvent {
-		return &nftables.MonitorEvent{Type: typ, Data: data}
-	}
+	table := func(name string) netlink.Attribute { return netlink.Attribute{Type: 1, Data: append([]byte(name), 0)} }
+	typ := func(m int) uint16 { return uint16(unix.NFNL_SUBSYS_NFTABLES<<8 | m) }
 	cases := []struct {
-		name string
-		ev   *nftables.MonitorEvents
-		want bool
+		name     string
+		typ      uint16
+		data     []byte
+		gen, our bool
 	}{
-		{"our table deleted by nft", ev(200, change(nftables.MonitorEventTypeDelTable, ours)), true},
-		{"our table deleted by ourselves", ev(100, change(nftables.MonitorEventTypeDelTable, ours)), false},
-		{"our chain deleted", ev(200, change(nftables.MonitorEventTypeDelChain, &nftables.Chain{Name: ChainName, Table: ours})), true},
-		{"a rule of ours deleted", ev(200, change(nftables.MonitorEventTypeDelRule, &nftables.Rule{Table: ours})), true},
-		{"fw4 reload", ev(200, change(nftables.MonitorEventTypeDelChain, &nftables.Chain{Name: "forward", Table: fw4}),
-			change(nftables.MonitorEventTypeNewRule, &nftables.Rule{Table: fw4})), false},
-		{"same name, netdev family (the cut's table)", ev(200, change(nftables.MonitorEventTypeNewSet, &nftables.Set{Table: netdevFastpath})), false},
-		{"undecoded change (a flowtable's devices)", ev(200), true},
+		{"our table deleted", typ(unix.NFT_MSG_DELTABLE), msg(t, unix.NFPROTO_INET, table(TableName)), false, true},
+		{"our chain deleted", typ(unix.NFT_MSG_DELCHAIN), msg(t, unix.NFPROTO_INET, table(TableName), netlink.Attribute{Type: 3, Data: []byte(ChainName + "\x00")}), false, true},
+		{"a rule of ours deleted", typ(unix.NFT_MSG_DELRULE), msg(t, unix.NFPROTO_INET, table(TableName)), false, true},
+		{"our flowtable changed", typ(unix.NFT_MSG_NEWFLOWTABLE), msg(t, unix.NFPROTO_INET, table(TableName)), false, true},
+		{"fw4 reload", typ(unix.NFT_MSG_DELCHAIN), msg(t, unix.NFPROTO_INET, table("fw4")), false, false},
+		{"same name, netdev family (the cut's table)", typ(unix.NFT_MSG_NEWSET), msg(t, unix.NFPROTO_NETDEV, table(TableName)), false, false},
+		{"a block list's elements", typ(unix.NFT_MSG_NEWSETELEM), msg(t, unix.NFPROTO_INET, table("banIP")), false, false},
+		{"a kind this code does not know", typ(unix.NFT_MSG_DELFLOWTABLE + 9), msg(t, unix.NFPROTO_INET, table("x")), false, true},
+		{"end of a generation", typ(unix.NFT_MSG_NEWGEN), msg(t, 0, netlink.Attribute{Type: 2, Data: []byte{0, 0, 0, 100}}), true, false},
+		{"not nf_tables", uint16(1<<8 | 0), msg(t, unix.NFPROTO_INET, table(TableName)), false, false},
 	}
 	for _, c := range cases {
-		if got := concernsUs(c.ev, own); got != c.want {
-			t.Errorf("%s: concernsUs = %v, want %v", c.name, got, c.want)
+		if gen, ours := concernsUs(c.typ, c.data); gen != c.gen || ours != c.our {
+			t.Errorf("%s: concernsUs = %v %v, want %v %v", c.name, gen, ours, c.gen, c.our)
 		}
+	}
+	if pid := genPID(msg(t, 0, netlink.Attribute{Type: 1, Data: []byte{0, 0, 0, 7}}, netlink.Attribute{Type: 2, Data: []byte{0, 0, 0, 100}})); pid != 100 {
+		t.Errorf("genPID = %d, want 100", pid)
 	}
 }
 

@@ -89,6 +89,8 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 			InFastpath: p.Enabled && s.Settings.Fastpath.CutInFastpath,
 			Expiry:     s.Settings.Fastpath.CutExpiry,
 			SetSize:    s.Settings.Fastpath.CutSetSize,
+			MinPrefix4: s.Settings.Fastpath.CutMinPrefix4,
+			MinPrefix6: s.Settings.Fastpath.CutMinPrefix6,
 			Blocklists: s.Settings.Fastpath.Blocklists,
 		},
 	}

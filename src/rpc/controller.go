@@ -15,10 +15,9 @@ import (
 type Controller interface {
 	Status(ctx context.Context) (status.Status, error)
 	Capabilities(ctx context.Context) (Capabilities, error)
-	// Flows returns the flows passing q's filters (FlowQuery.Match); it
-	// may ignore q.Limit: the object trims to it and reports how many
-	// matched as "total".
-	Flows(ctx context.Context, q FlowQuery) ([]status.Flow, error)
+	// Flows returns at most q.Limit of the flows passing q's filters
+	// (FlowQuery.Match) and how many pass them in all ("total").
+	Flows(ctx context.Context, q FlowQuery) (flows []status.Flow, total int, err error)
 	// SetMode and Reload re-plan; a change of the effective mode is
 	// announced by the controller (Object.Event(EventMode, ...)), once,
 	// from the pass that made it.
@@ -64,7 +63,8 @@ type CutRequest struct {
 	Address string
 	Tuple   cut.Tuple // when Address is empty
 	Reason  string
-	Trigger string // set by the object: "ubus"
+	Trigger string         // set by the object: "ubus"
+	Options cut.CutOptions // force: a prefix shorter than cut_min_prefix4/6; local: the router's own connections
 }
 
 // VerdictRequest is an inspector's decision about one connection.

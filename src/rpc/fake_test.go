@@ -82,14 +82,14 @@ func (f *fakeController) Capabilities(context.Context) (Capabilities, error) {
 	return Capabilities{Platform: platform.Info{SoC: "qca9558"}, Kernel: status.Kernel{Flowtable: true}, Modes: []string{"off", "software"}}, nil
 }
 
-func (f *fakeController) Flows(_ context.Context, q FlowQuery) ([]status.Flow, error) {
+func (f *fakeController) Flows(_ context.Context, q FlowQuery) ([]status.Flow, int, error) {
 	if err := f.record("flows"); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lastQ = q
-	return f.flows, nil
+	return f.flows[:min(q.Limit, len(f.flows))], len(f.flows), nil
 }
 
 func (f *fakeController) SetMode(_ context.Context, mode string) (status.Status, error) {

@@ -123,7 +123,7 @@ func (o *Object) capabilities(ctx context.Context, _ ubus.Table) (any, error) {
 // flowsAnswer is the answer of `flows`; LuCI reads flows and total.
 type flowsAnswer struct {
 	Flows     []status.Flow `json:"flows"`
-	Total     int           `json:"total"` // flows the controller returned before trimming
+	Total     int           `json:"total"` // flows passing the filters, returned or not
 	Limit     int           `json:"limit"`
 	Truncated bool          `json:"truncated"` // trimmed to fit ubus's message size
 }
@@ -133,11 +133,11 @@ func (o *Object) flows(ctx context.Context, args ubus.Table) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	flows, err := o.ctl.Flows(ctx, q)
+	flows, total, err := o.ctl.Flows(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	a := flowsAnswer{Flows: flows, Total: len(flows), Limit: q.Limit}
+	a := flowsAnswer{Flows: flows, Total: max(total, len(flows)), Limit: q.Limit}
 	if len(a.Flows) > q.Limit {
 		a.Flows = a.Flows[:q.Limit]
 	}

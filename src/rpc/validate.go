@@ -158,6 +158,18 @@ func parseCutRequest(t ubus.Table) (CutRequest, error) {
 	if r.Reason, _, err = argString(t, "reason"); err != nil {
 		return r, err
 	}
+	for _, o := range []struct {
+		name string
+		to   *bool
+	}{{"force", &r.Options.Force}, {"local", &r.Options.Local}} {
+		if v, ok := t.Get(o.name); ok && v != nil {
+			b, isBool := v.(bool)
+			if !isBool {
+				return r, &ArgumentError{o.name, fmt.Sprintf("must be a boolean, got %v", v), fmt.Sprintf(`pass e.g. {"%s": true}`, o.name)}
+			}
+			*o.to = b
+		}
+	}
 	addr, hasAddr, err := argString(t, "address")
 	if err != nil {
 		return r, err

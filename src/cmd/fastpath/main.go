@@ -24,7 +24,7 @@ func init() {
 		{"flows", "flows [--json] [--offload any|none|software|hardware] [--proto tcp|udp] [--address IP] [--limit N]", "conntrack flows with their offload state", runFlows},
 		{"set", "set off|software|hardware|auto [--root DIR]", "change the offload mode (writes UCI, applies)", runSet},
 		{"reload", "reload", "ask the daemon to re-read its configuration and re-plan", runReload},
-		{"cut", "cut ADDRESS|PROTO:SRC:SPORT:DST:DPORT [--reason TEXT]", "cut connections in the fast path", runCut},
+		{"cut", "cut ADDRESS|PROTO:SRC:SPORT:DST:DPORT [--reason TEXT] [--force] [--local]", "cut connections in the fast path", runCut},
 		{"uncut", "uncut ADDRESS|PROTO:SRC:SPORT:DST:DPORT", "release cuts", runUncut},
 		{"verdict", "verdict PROTO:SRC:SPORT:DST:DPORT drop|forward [--reason TEXT]", "set one connection's verdict", runVerdict},
 		{"cuts", "cuts [--json] [--offset N] [--limit N]", "the active cuts and what triggered them", runCuts},

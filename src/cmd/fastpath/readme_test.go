@@ -288,9 +288,9 @@ func (r *recordingController) Capabilities(context.Context) (rpc.Capabilities, e
 	return rpc.Capabilities{Modes: []string{"off", "software"}}, nil
 }
 
-func (r *recordingController) Flows(_ context.Context, q rpc.FlowQuery) ([]status.Flow, error) {
+func (r *recordingController) Flows(_ context.Context, q rpc.FlowQuery) ([]status.Flow, int, error) {
 	r.record("flows", map[string]any{"offload": q.Offload, "proto": q.Proto, "address": q.Address, "limit": q.Limit})
-	return nil, nil
+	return nil, 0, nil
 }
 
 func (r *recordingController) SetMode(_ context.Context, mode string) (status.Status, error) {

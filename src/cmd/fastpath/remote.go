@@ -155,6 +155,7 @@ func runReload(args []string) int {
 type cutFlags struct {
 	proto, src, dst, reason string
 	sport, dport            int
+	force, local            bool
 }
 
 func (c *cutFlags) register(fs *flag.FlagSet, withReason bool) {
@@ -206,6 +207,12 @@ func (c *cutFlags) args(t target) map[string]any {
 	if c.reason != "" {
 		a["reason"] = c.reason
 	}
+	if c.force {
+		a["force"] = true
+	}
+	if c.local {
+		a["local"] = true
+	}
 	return a
 }
 
@@ -232,6 +239,10 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 	var c cutFlags
 	fs := newFlags(name, &o, true)
 	c.register(fs, withReason)
+	if method == "cut" {
+		fs.BoolVar(&c.force, "force", false, "cut a prefix shorter than cut_min_prefix4/6 (default /8 and /16)")
+		fs.BoolVar(&c.local, "local", false, "cut connections of the router itself too (its SSH, LuCI, DNS)")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2

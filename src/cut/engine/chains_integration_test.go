@@ -142,7 +142,7 @@ func TestIntegrationChainsFollowCuts(t *testing.T) {
 		t.Fatalf("the flood does not reach the client before the cut: %d frames", f.toClient.Load())
 	}
 	tx := r.watchTransactions(t)
-	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "chains", "test")
+	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "chains", "test", cut.CutOptions{})
 	if err != nil || len(cuts) != 1 || !cuts[0].InFastpath {
 		t.Fatalf("CutAddress = %+v, %v", cuts, err)
 	}
@@ -199,7 +199,7 @@ func TestIntegrationChainsAfterRestart(t *testing.T) {
 	cfg.Expiry = 30 * time.Second
 	r := newRig(t, "fpcr", cfg)
 	tu := cut.Tuple{Proto: "udp", Src: "192.0.2.1", Dst: "192.0.2.2", SrcPort: 1, DstPort: 2}
-	if _, err := r.eng.CutTuple(context.Background(), tu, "restart", "test"); err != nil {
+	if _, err := r.eng.CutTuple(context.Background(), tu, "restart", "test", cut.CutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The old process is gone and so are its chains; the elements stay.
@@ -252,7 +252,7 @@ func TestIntegrationChainsRefusedDevice(t *testing.T) {
 	if !waitFor(2*time.Second, func() bool { return f.toClient.Load() > 100 }) {
 		t.Fatal("no flood before the cut")
 	}
-	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "refused", "test")
+	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "refused", "test", cut.CutOptions{})
 	if err != nil || len(cuts) != 1 || !cuts[0].InFastpath {
 		t.Fatalf("CutAddress with a refused device = %+v, %v; want one cut in the fast path", cuts, err)
 	}

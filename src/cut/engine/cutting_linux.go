@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -19,19 +20,28 @@ import (
 )
 
 // CutAddress cuts every TCP and UDP connection with an end in p, in the
-// original or the reply direction (so a NATed far end is found too).
-func (e *Engine) CutAddress(ctx context.Context, p netip.Prefix, reason, trigger string) ([]cut.Cut, error) {
+// original or the reply direction (so a NATed far end is found too). A
+// prefix shorter than cut_min_prefix4/6 is refused unless opt.Force, and
+// connections of the router itself are left alone unless opt.Local: both
+// answer a *cut.RefusedError that says why.
+func (e *Engine) CutAddress(ctx context.Context, p netip.Prefix, reason, trigger string, opt cut.CutOptions) ([]cut.Cut, error) {
+	e.mu.Lock()
+	cfg := e.cfg
+	e.mu.Unlock()
+	if err := cfg.CheckWidth(p); err != nil && !opt.Force {
+		return nil, err
+	}
 	flows, err := e.ct.FlowsWithAddress(p.Masked())
 	if err != nil {
 		return nil, fmt.Errorf("cut %s: %w", p, err)
 	}
-	return e.cutFlows(ctx, flows, reason, trigger)
+	return e.cutFlows(ctx, flows, reason, trigger, opt.Local, "address")
 }
 
 // CutTuple cuts the connection with tuple t in either direction. Without a
 // conntrack entry for it, t and its reverse are still put in the sets, so
 // frames of that 5-tuple are dropped from now on.
-func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger string) ([]cut.Cut, error) {
+func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger string, opt cut.CutOptions) ([]cut.Cut, error) {
 	if _, _, _, err := cut.ParseTuple(t); err != nil {
 		return nil, fmt.Errorf("cut tuple: %w", err)
 	}
@@ -48,17 +58,29 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 	if len(match) == 0 {
 		match = []status.Flow{{Proto: t.Proto, Original: t, Reply: t.Reverse()}}
 	}
-	return e.cutFlows(ctx, match, reason, trigger)
+	return e.cutFlows(ctx, match, reason, trigger, opt.Local, "dst")
 }
 
 // cutFlows puts the original and reply tuple of every TCP and UDP flow in
 // the sets (one batch), then deletes the conntrack entries, which takes
-// the flows out of the flowtable (and a hardware PPE).
-func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string) ([]cut.Cut, error) {
+// the flows out of the flowtable (and a hardware PPE). Connections of the
+// router itself are spared unless local: when that spares all of them, the
+// answer is a *cut.RefusedError on field.
+func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string, local bool, field string) ([]cut.Cut, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !local && trigger != "" && !strings.HasPrefix(trigger, "blocklist:") {
+		e.readOwnAddrs() // a call: the addresses as they are now; lists use those of the last pass
+	}
+	flows, spared := e.spareLocal(flows, local)
 	cuts := e.newCuts(nil, flows, func(int) (string, string) { return reason, trigger })
+	if spared > 0 {
+		e.note(fmt.Sprintf("cut (%s): %d connection(s) of the router itself were not cut (its SSH, LuCI, DNS); a call that passes local cuts them", trigger, spared))
+	}
 	if len(cuts) == 0 {
+		if spared > 0 {
+			return nil, localRefused(spared, field)
+		}
 		return nil, nil
 	}
 	t0 := time.Now()
@@ -89,6 +111,12 @@ func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (r
 			continue
 		}
 		reason, trigger := why(i)
+		if f.ID != 0 {
+			if len(e.cutIDs) >= 4*e.cfg.SetSize {
+				clear(e.cutIDs) // destroy events were lost: start again
+			}
+			e.cutIDs[f.ID] = struct{}{}
+		}
 		cuts = append(cuts, cut.Cut{
 			Original: f.Original, Reply: f.Reply, Reason: reason, Trigger: trigger,
 			Since: e.nowFn(), ExpiresIn: e.cfg.Expiry, Expires: e.cfg.Expiry.Seconds(),

@@ -5,12 +5,15 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -40,17 +43,28 @@ type Engine struct {
 	// released holds the tuples in the released sets and when their mark
 	// expires; nil until the first Sync has read them from the kernel.
 	released map[string]time.Time
-	lists map[string]*listState
-	index *prefixIndex // of lists; nil when it must be rebuilt
-	nowFn func() time.Time
+	// listMu guards lists and index, apart from mu: block-list passes read
+	// them on every flow while mu is taken for each batch of inserts.
+	// Lock order: mu, then listMu.
+	listMu sync.RWMutex
+	lists  map[string]*listState
+	index  *listIndex     // of lists, rebuilt or extended with them
+	events *nftevents.Hub // the daemon's nftables notifications; nil: a socket per watch
+	nowFn  func() time.Time
 
 	hooked     map[string]bool // chain names attached in the kernel
 	chainFails map[string]bool // devices whose chain the kernel refused
 	idleGen    uint64          // the idle check that counts; older timers do nothing
 	idleDue    time.Time       // when it runs; zero when none is scheduled
 
-	afterInsert  func(cuts int)      // tests: called once a batch of cuts is in the sets
-	afterRelease func(t cut.Tuple)   // tests: called once a release of t committed
+	// cutIDs are the conntrack ids of entries cut, until their destroy
+	// event: a late new event of one is not a new connection.
+	cutIDs map[uint32]struct{}
+	rt     *netlink.Conn       // rtnetlink, for the router's own addresses
+	own    map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
+
+	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
+	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
 }
 
 // record is what the kernel's elements do not say about a cut.
@@ -76,7 +90,14 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cut engine: open nftables netlink: %w", err)
 	}
+	rt, err := netlink.Dial(unix.NETLINK_ROUTE, nil)
+	if err != nil {
+		conn.CloseLasting()
+		return nil, fmt.Errorf("cut engine: open rtnetlink: %w", err)
+	}
 	return &Engine{
+		rt:         rt,
+		cutIDs:     map[uint32]struct{}{},
 		ct:         ct,
 		nft:        conn,
 		log:        log,
@@ -106,6 +127,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cfg = cfg
+	e.readOwnAddrs()
 	e.devices = cut.SortedDevices(devices)
 	e.synced = true
 	e.warnings = nil
@@ -244,6 +266,7 @@ func (e *Engine) Cleanup() error {
 	if cerr := e.nft.CloseLasting(); err == nil {
 		err = cerr
 	}
+	e.rt.Close()
 	return err
 }
 
@@ -266,11 +289,10 @@ func (e *Engine) note(msg string) {
 	}
 }
 
-// listIndex returns the index of the lists, rebuilt after a change.
-// The caller holds e.mu.
-func (e *Engine) listIndex() *prefixIndex {
+// listIndex returns the index of the lists. The caller holds e.listMu.
+func (e *Engine) listIndex() *listIndex {
 	if e.index == nil {
-		e.index = buildIndex(e.lists)
+		return &listIndex{}
 	}
 	return e.index
 }

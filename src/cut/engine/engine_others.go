@@ -9,6 +9,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/sirupsen/logrus"
 )
 
@@ -21,13 +22,14 @@ type Engine struct{}
 func NewEngine(*conntrack.Client, *logrus.Entry) (*Engine, error) { return nil, errNotLinux }
 
 func (e *Engine) Sync([]string, cut.Config) error { return errNotLinux }
-func (e *Engine) CutAddress(context.Context, netip.Prefix, string, string) ([]cut.Cut, error) {
+func (e *Engine) CutAddress(context.Context, netip.Prefix, string, string, cut.CutOptions) ([]cut.Cut, error) {
 	return nil, errNotLinux
 }
-func (e *Engine) CutTuple(context.Context, cut.Tuple, string, string) ([]cut.Cut, error) {
+func (e *Engine) CutTuple(context.Context, cut.Tuple, string, string, cut.CutOptions) ([]cut.Cut, error) {
 	return nil, errNotLinux
 }
 func (e *Engine) Release(context.Context, func(cut.Cut) bool) (int, error) { return 0, errNotLinux }
 func (e *Engine) Summary() cut.Summary                                     { return cut.Summary{Reason: errNotLinux.Error()} }
 func (e *Engine) WatchBlocklists(context.Context, cut.Config) error        { return errNotLinux }
 func (e *Engine) Cleanup() error                                           { return errNotLinux }
+func (e *Engine) UseEvents(*nftevents.Hub)                                 {}

@@ -110,11 +110,11 @@ func (r *rig) stackFrames(t *testing.T, dev string) uint64 {
 // every 10 ms (keeping the NAT mapping), the server floods the address the
 // client's frames come from at a fixed rate. Both ends count what arrives.
 type flow struct {
-	toClient, toServer atomic.Uint64
-	serverSent         atomic.Uint64
-	stop               context.CancelFunc
-	done               chan struct{}
-	closeSockets       func() // frees the ports for a new flow of the same tuple
+	toClient, toServer     atomic.Uint64
+	serverSent, clientSent atomic.Uint64
+	stop                   context.CancelFunc
+	done                   chan struct{}
+	closeSockets           func() // frees the ports for a new flow of the same tuple
 }
 
 func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery time.Duration, maxFrames uint64) *flow {
@@ -165,7 +165,9 @@ func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery 
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				cli.Write([]byte("client"))
+				if _, err := cli.Write([]byte("client")); err == nil {
+					f.clientSent.Add(1)
+				}
 			}
 		}
 	}()

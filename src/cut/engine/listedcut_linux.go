@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
@@ -36,14 +35,9 @@ const listedBatchSize = 64
 // conntrack entries are deleted once every match is in the sets: a flow's
 // elements are in before its entry goes, and no entry goes while the
 // kernel walks the table.
-func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
-	e.mu.Lock()
-	ix := e.listIndex()
-	e.mu.Unlock()
-	var want *prefixIndex
-	if only != nil {
-		want = buildIndex(map[string]*listState{"": {prefixes: setOf(only)}})
-	}
+//
+// With flows, the pass also rebuilds its table of the addresses tracked.
+func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable) error {
 	batches := make(chan listedBatch, 64)
 	var dump conntrack.TupleDump
 	var dumpErr error
@@ -52,21 +46,25 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	go func() {
 		defer close(batches)
 		var b listedBatch
+		if flows != nil {
+			flows.begin()
+		}
 		dump, dumpErr = e.ct.EachTuple(func(f status.Flow) bool {
+			fa := addrsOf(f)
+			if flows != nil {
+				flows.seen(f.ID, fa)
+			}
 			if f.Proto != "tcp" && f.Proto != "udp" {
 				return true
 			}
-			p, trig, ok := flowListed(ix, f)
+			e.listMu.RLock()
+			hit, ok := flowListed(e.listIndex(), fa, only)
+			e.listMu.RUnlock()
 			if !ok {
 				return true
 			}
-			if want != nil {
-				if _, _, hit := flowListed(want, f); !hit {
-					return true
-				}
-			}
 			b.flows = append(b.flows, f)
-			b.causes = append(b.causes, cause{"far end " + p.String() + " is on a watched block list", trig})
+			b.causes = append(b.causes, cause{hit.reason(""), hit.trigger})
 			if len(b.flows) == listedBatchSize {
 				batches <- b
 				b = listedBatch{}
@@ -74,6 +72,9 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 			return true
 		})
 		dumpTook = time.Since(t0)
+		if flows != nil {
+			flows.end(dumpErr == nil)
+		}
 		if len(b.flows) > 0 {
 			batches <- b
 		}
@@ -82,10 +83,15 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	var cuts []cut.Cut
 	var run insertRun
 	var inserting time.Duration
+	spared := 0
+	e.mu.Lock()
+	e.readOwnAddrs()
+	e.mu.Unlock()
 	for b := range batches {
 		b = gatherWaiting(b, batches, insertChunk)
 		e.mu.Lock()
 		lo := len(cuts)
+		b = e.spareLocalListed(b, &spared)
 		cuts = e.newCuts(cuts, b.flows, func(i int) (string, string) { return b.causes[i].reason, b.causes[i].trigger })
 		if fresh := cuts[lo:]; len(fresh) > 0 {
 			t := time.Now()
@@ -106,6 +112,11 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	if dumpErr != nil {
 		dumpErr = fmt.Errorf("cut: %w; the flows matched before it are cut", dumpErr)
 	}
+	if spared > 0 {
+		e.mu.Lock()
+		e.note(fmt.Sprintf("cut: %d connection(s) of the router itself have a listed far end and were not cut (a block list never cuts the router's own SSH, LuCI or DNS)", spared))
+		e.mu.Unlock()
+	}
 	if len(cuts) == 0 {
 		return dumpErr
 	}
@@ -121,6 +132,24 @@ func (e *Engine) cutListed(ctx context.Context, only []netip.Prefix) error {
 	err := e.finishCuts(cuts)
 	e.log.Debugf("cut: %d flows: conntrack deletes %v", len(cuts), time.Since(t1))
 	return errors.Join(dumpErr, err)
+}
+
+// spareLocalListed drops a batch's connections of the router itself and
+// counts them. The caller holds e.mu.
+func (e *Engine) spareLocalListed(b listedBatch, spared *int) listedBatch {
+	if len(e.own) == 0 {
+		return b
+	}
+	var out listedBatch
+	for i, f := range b.flows {
+		if isLocal(f, e.own) {
+			*spared++
+			continue
+		}
+		out.flows = append(out.flows, f)
+		out.causes = append(out.causes, b.causes[i])
+	}
+	return out
 }
 
 // gatherWaiting appends the batches already waiting in the channel to b,

@@ -4,6 +4,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/fastpath-wrt/fastpath/src/cut"
 	"io"
 	"net/netip"
 	"sync/atomic"
@@ -29,7 +30,7 @@ func TestIntegrationCutOnOff(t *testing.T) {
 		if !waitFor(2*time.Second, func() bool { return f.toClient.Load() > 100 }) {
 			t.Fatalf("no flood before the cut")
 		}
-		if _, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "on/off", "test"); err != nil {
+		if _, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "on/off", "test", cut.CutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -102,7 +103,7 @@ func TestIntegrationCutTCP(t *testing.T) {
 	if !waitFor(2*time.Second, func() bool { return echoed.Load() > 1000 }) {
 		t.Fatal("no echo before the cut")
 	}
-	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "tcp", "test")
+	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "tcp", "test", cut.CutOptions{})
 	if err != nil || len(cuts) != 1 || cuts[0].Original.Proto != "tcp" || !cuts[0].InFastpath {
 		t.Fatalf("CutAddress(tcp) = %+v, %v", cuts, err)
 	}

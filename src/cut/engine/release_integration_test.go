@@ -62,7 +62,7 @@ func TestIntegrationReleaseUnderFlood(t *testing.T) {
 	r := newRig(t, "fprf", cfg)
 	ctx := context.Background()
 	other := cut.Tuple{Proto: "udp", Src: "192.0.2.1", Dst: "192.0.2.2", SrcPort: 1, DstPort: 2}
-	if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test"); err != nil {
+	if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test", cut.CutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// As fast as the server can send (one frame per microsecond asked),
@@ -75,7 +75,7 @@ func TestIntegrationReleaseUnderFlood(t *testing.T) {
 	ofServer := func(c cut.Cut) bool { return c.HasAddressIn(server) }
 	start, reAdded := time.Now(), 0
 	for i := 0; i < rounds; i++ {
-		if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test"); err != nil { // it has no frames to keep it
+		if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test", cut.CutOptions{}); err != nil { // it has no frames to keep it
 			t.Fatal(err)
 		}
 		// After a release the client's next frame (every 10 ms) makes a new
@@ -83,7 +83,7 @@ func TestIntegrationReleaseUnderFlood(t *testing.T) {
 		var cuts []cut.Cut
 		if !waitFor(5*time.Second, func() bool {
 			var err error
-			if cuts, err = r.eng.CutAddress(ctx, server, "flood", "test"); err != nil {
+			if cuts, err = r.eng.CutAddress(ctx, server, "flood", "test", cut.CutOptions{}); err != nil {
 				t.Fatalf("round %d: CutAddress: %v", i, err)
 			}
 			return len(cuts) > 0
@@ -160,7 +160,7 @@ func TestIntegrationReleaseReAdded(t *testing.T) {
 	}
 	server := netip.MustParsePrefix(labnet.ServerV4 + "/32")
 	all := func(cut.Cut) bool { return true }
-	if cuts, err := r.eng.CutAddress(ctx, server, "once", "test"); err != nil || len(cuts) == 0 {
+	if cuts, err := r.eng.CutAddress(ctx, server, "once", "test", cut.CutOptions{}); err != nil || len(cuts) == 0 {
 		t.Fatalf("CutAddress = %v, %v", cuts, err)
 	}
 	engine.ReAddAfterRelease(r.eng)
@@ -180,9 +180,16 @@ func TestIntegrationReleaseReAdded(t *testing.T) {
 	if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > c1+100 }) {
 		t.Fatal("forwarding not restored after the release")
 	}
-	// A new cut of the flow while its mark is in place cuts it.
+	// A new cut of the flow while its mark is in place cuts it. The
+	// flood's frames that reached the router between the release and the
+	// client's next frame made an entry to the router's own address, which
+	// only a cut that says local cuts: without it the client's flow would
+	// come back on another NAT port, with another reply tuple.
 	var cuts []cut.Cut
-	if !waitFor(5*time.Second, func() bool { cuts, _ = r.eng.CutAddress(ctx, server, "again", "test"); return len(cuts) > 0 }) {
+	if !waitFor(5*time.Second, func() bool {
+		cuts, _ = r.eng.CutAddress(ctx, server, "again", "test", cut.CutOptions{Local: true})
+		return len(cuts) > 0
+	}) {
 		t.Fatal("no flow to cut again")
 	}
 	if len(r.elementsOf(t, cut.ReleasedName4, labnet.ServerV4)) != 0 {

@@ -29,9 +29,16 @@ func (e *Engine) Release(ctx context.Context, match func(cut.Cut) bool) (int, er
 
 // releaseMatching releases the cuts match selects and forgets them. The
 // caller holds e.mu.
+//
+// A list that empties releases thousands of cuts at once: their tuples
+// that still have an element (a reply tuple has often expired) move in
+// batches of releaseBatch, one transaction each; a batch the kernel
+// refuses (an element expired since it was read, the released sets full)
+// goes again cut by cut.
 func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func(cut.Cut) bool) (n int, err error) {
 	var firstErr error
 	unguarded := 0
+	var pending []cut.Cut
 	for _, c := range cuts {
 		if !match(c) {
 			continue
@@ -44,19 +51,44 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 			n++
 			continue
 		}
-		tuples := []cut.Tuple{c.Original}
-		if !c.Reply.Equal(c.Original) {
-			tuples = append(tuples, c.Reply)
+		pending = append(pending, c)
+	}
+	present := e.presentElements()
+	for len(pending) > 0 {
+		if err := ctx.Err(); err != nil {
+			return n, err
 		}
-		released, guarded, err := e.releaseTuples(tuples)
-		if err != nil && firstErr == nil {
-			firstErr = err
+		var batch []cut.Cut
+		var tuples []cut.Tuple
+		for len(pending) > 0 && len(tuples) < releaseBatch {
+			c := pending[0]
+			pending = pending[1:]
+			batch = append(batch, c)
+			tuples = append(tuples, present.of(c)...)
 		}
-		if released {
-			n++
+		if len(tuples) > 0 && e.moveToReleased(tuples, true) == nil {
+			for _, c := range batch {
+				if len(present.of(c)) > 0 {
+					n++
+				}
+			}
+			continue
 		}
-		if !guarded {
-			unguarded++
+		for _, c := range batch {
+			ts := present.of(c)
+			if len(ts) == 0 {
+				continue // expired on its own: nothing left to release
+			}
+			released, guarded, err := e.releaseTuples(ts)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if released {
+				n++
+			}
+			if !guarded {
+				unguarded++
+			}
 		}
 	}
 	if unguarded > 0 {
@@ -66,6 +98,47 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		return n, fmt.Errorf("release: %w", firstErr)
 	}
 	return n, nil
+}
+
+// releaseBatch is the most tuples one release transaction carries.
+const releaseBatch = 512
+
+// elementSet is the tuples the cut sets held when read; nil when they
+// could not be read, and then every tuple counts as present.
+type elementSet map[string]bool
+
+func (s elementSet) of(c cut.Cut) []cut.Tuple {
+	ts := []cut.Tuple{c.Original}
+	if !c.Reply.Equal(c.Original) {
+		ts = append(ts, c.Reply)
+	}
+	if s == nil {
+		return ts
+	}
+	out := ts[:0]
+	for _, t := range ts {
+		if s[t.String()] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// presentElements reads the tuples in the cut sets now. The caller holds e.mu.
+func (e *Engine) presentElements() elementSet {
+	s := elementSet{}
+	for _, set := range []*nftables.Set{e.set4, e.set6} {
+		els, err := e.nft.GetSetElements(set)
+		if err != nil {
+			return nil
+		}
+		for _, el := range els {
+			if t, err := cut.DecodeKey(el.Key); err == nil {
+				s[t.String()] = true
+			}
+		}
+	}
+	return s
 }
 
 // releaseTuples moves the tuples of one cut from the cut sets to the

@@ -12,8 +12,17 @@ import (
 // out so this parser builds and is fuzzed on any OS.
 const (
 	nfnlSubsysNftables  = 10
+	nftMsgDelTable      = 2
+	nftMsgNewSet        = 9
+	nftMsgDelSet        = 11
 	nftMsgNewSetElem    = 12
 	nftMsgDelSetElem    = 14
+	nftMsgNewGen        = 15
+	attrTableName       = 1 // NFTA_TABLE_NAME
+	attrSetTable        = 1 // NFTA_SET_TABLE
+	attrSetName         = 2 // NFTA_SET_NAME
+	attrSetFlags        = 3 // NFTA_SET_FLAGS
+	setFlagInterval     = 4 // NFT_SET_INTERVAL
 	attrElemListTable   = 1 // NFTA_SET_ELEM_LIST_TABLE
 	attrElemListSet     = 2 // NFTA_SET_ELEM_LIST_SET
 	attrElemListElems   = 3 // NFTA_SET_ELEM_LIST_ELEMENTS
@@ -33,49 +42,87 @@ type rawElem struct {
 	IntervalEnd bool
 }
 
-// setElemEvent is a NEWSETELEM or DELSETELEM notification. The library's
-// monitor drops the table and set names; a watcher needs them to tell
-// the watched set from every other.
-type setElemEvent struct {
-	Family uint8
-	Table  string
-	Set    string
-	Delete bool
-	Elems  []rawElem
+// setEventKind is what a notification of the nf_tables group that a block
+// list follows says.
+type setEventKind uint8
+
+const (
+	elemsAdded   setEventKind = iota + 1 // NEWSETELEM
+	elemsDeleted                         // DELSETELEM
+	setAdded                             // NEWSET
+	setDeleted                           // DELSET
+	tableDeleted                         // DELTABLE (Set is empty)
+	committed                            // NEWGEN: the transaction's notifications are all in
+)
+
+// setEvent is one such notification. The library's monitor drops the
+// table and set names of elements; a watcher needs them to tell the
+// watched set from every other.
+type setEvent struct {
+	Kind     setEventKind
+	Family   uint8
+	Table    string
+	Set      string
+	Interval bool // setAdded: the set has flags interval
+	Elems    []rawElem
 }
 
-var errNotSetElem = errors.New("not a set element message")
+var errNotSetElem = errors.New("not a table, set, set element or generation message")
 
-// parseSetElemEvent decodes a message of the nf_tables multicast group:
+// parseSetEvent decodes a message of the nf_tables multicast group:
 // msgType is the netlink header type, data its payload (nfgenmsg first).
-func parseSetElemEvent(msgType uint16, data []byte) (setElemEvent, error) {
-	var ev setElemEvent
+func parseSetEvent(msgType uint16, data []byte) (setEvent, error) {
+	var ev setEvent
 	if msgType>>8 != nfnlSubsysNftables {
 		return ev, errNotSetElem
 	}
 	switch msgType & 0xff {
 	case nftMsgNewSetElem:
+		ev.Kind = elemsAdded
 	case nftMsgDelSetElem:
-		ev.Delete = true
+		ev.Kind = elemsDeleted
+	case nftMsgNewSet:
+		ev.Kind = setAdded
+	case nftMsgDelSet:
+		ev.Kind = setDeleted
+	case nftMsgDelTable:
+		ev.Kind = tableDeleted
+	case nftMsgNewGen:
+		ev.Kind = committed
+		return ev, nil
 	default:
 		return ev, errNotSetElem
 	}
 	if len(data) < 4 {
-		return ev, fmt.Errorf("set element message of %d bytes: shorter than its nfgenmsg header", len(data))
+		return ev, fmt.Errorf("nf_tables message of %d bytes: shorter than its nfgenmsg header", len(data))
 	}
 	ev.Family = data[0]
 	ad, err := netlink.NewAttributeDecoder(data[4:])
 	if err != nil {
-		return ev, fmt.Errorf("set element message: %w", err)
+		return ev, fmt.Errorf("nf_tables message: %w", err)
 	}
 	ad.ByteOrder = binary.BigEndian
+	elems := ev.Kind == elemsAdded || ev.Kind == elemsDeleted
 	for ad.Next() {
-		switch ad.Type() {
-		case attrElemListTable:
+		switch {
+		case ev.Kind == tableDeleted:
+			if ad.Type() == attrTableName {
+				ev.Table = ad.String()
+			}
+		case !elems:
+			switch ad.Type() {
+			case attrSetTable:
+				ev.Table = ad.String()
+			case attrSetName:
+				ev.Set = ad.String()
+			case attrSetFlags:
+				ev.Interval = ad.Uint32()&setFlagInterval != 0
+			}
+		case ad.Type() == attrElemListTable:
 			ev.Table = ad.String()
-		case attrElemListSet:
+		case ad.Type() == attrElemListSet:
 			ev.Set = ad.String()
-		case attrElemListElems:
+		case ad.Type() == attrElemListElems:
 			ad.Nested(func(nad *netlink.AttributeDecoder) error {
 				for nad.Next() {
 					if nad.Type() != attrListElem {
@@ -104,7 +151,7 @@ func parseSetElemEvent(msgType uint16, data []byte) (setElemEvent, error) {
 		}
 	}
 	if err := ad.Err(); err != nil {
-		return ev, fmt.Errorf("set element message: %w", err)
+		return ev, fmt.Errorf("nf_tables message: %w", err)
 	}
 	return ev, nil
 }

@@ -39,9 +39,11 @@ func (e *Engine) Summary() cut.Summary {
 	if !e.synced {
 		s.Reason = "not set up yet"
 	}
+	e.listMu.Lock() // a report counts a set's entries when a change left them uncounted
 	for _, name := range sortedKeys(e.lists) {
 		s.Blocklists = append(s.Blocklists, e.lists[name].report())
 	}
+	e.listMu.Unlock()
 	elems := map[string]element{}
 	now := e.nowFn()
 	if e.inFast {

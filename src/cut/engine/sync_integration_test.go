@@ -47,7 +47,7 @@ func TestIntegrationSyncMatchesRender(t *testing.T) {
 	}
 
 	tu := cut.Tuple{Proto: "udp", Src: "192.0.2.1", Dst: "192.0.2.2", SrcPort: 1, DstPort: 2}
-	if _, err := r.eng.CutTuple(context.Background(), tu, "render", "test"); err != nil {
+	if _, err := r.eng.CutTuple(context.Background(), tu, "render", "test", cut.CutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	built := list(r.lab.Router)
@@ -72,7 +72,7 @@ func TestIntegrationSyncIdempotent(t *testing.T) {
 	r := newRig(t, "fpci", cfg)
 	ctx := context.Background()
 	tu := cut.Tuple{Proto: "tcp", Src: "192.0.2.1", Dst: "198.51.100.1", SrcPort: 1000, DstPort: 443}
-	if _, err := r.eng.CutTuple(ctx, tu, "keep", "test"); err != nil {
+	if _, err := r.eng.CutTuple(ctx, tu, "keep", "test", cut.CutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	list := func() string {

@@ -6,14 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -24,6 +26,14 @@ import (
 var nftFamilies = map[string]uint8{
 	"inet": unix.NFPROTO_INET, "ip": unix.NFPROTO_IPV4, "ip6": unix.NFPROTO_IPV6,
 	"bridge": unix.NFPROTO_BRIDGE, "netdev": unix.NFPROTO_NETDEV, "arp": unix.NFPROTO_ARP,
+}
+
+// UseEvents makes block-list watches read nftables notifications from
+// hub, the daemon's one socket on them, instead of a socket of their own.
+func (e *Engine) UseEvents(hub *nftevents.Hub) {
+	e.listMu.Lock()
+	e.events = hub
+	e.listMu.Unlock()
 }
 
 // WatchBlocklists reads every block list of cfg, cuts the connections
@@ -43,6 +53,7 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 	dirs := map[string]bool{}
 	for _, b := range cfg.Blocklists {
 		lists[b.Name] = newListState(b)
+		lists[b.Name].minBits = [2]int{cfg.MinPrefix4, cfg.MinPrefix6}
 		switch b.Kind {
 		case cut.KindNftSet:
 			if _, ok := nftFamilies[b.Family]; !ok {
@@ -61,16 +72,22 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 
 	// Sockets first, so nothing added between the initial read and the
 	// first event is missed.
-	var nl *netlink.Conn
+	var sets *nftevents.Sub
+	var hub *nftevents.Hub
 	if len(nftNames) > 0 {
-		nl, err = netlink.Dial(unix.NETLINK_NETFILTER, nil)
-		if err != nil {
-			return fmt.Errorf("watch nftables sets: %w", err)
+		e.listMu.RLock()
+		hub = e.events
+		e.listMu.RUnlock()
+		if hub == nil {
+			if hub, err = nftevents.Open(0); err != nil {
+				return fmt.Errorf("watch nftables sets: %w", err)
+			}
+			go hub.Run(ctx)
 		}
-		defer nl.Close()
-		_ = nl.SetReadBuffer(8 << 20)
-		if err := nl.JoinGroup(unix.NFNLGRP_NFTABLES); err != nil {
-			return fmt.Errorf("watch nftables sets: join NFNLGRP_NFTABLES: %w", err)
+		sets = hub.Subscribe()
+		defer sets.Close()
+		if err := sets.Err(); err != nil {
+			return fmt.Errorf("watch nftables sets: %w", err)
 		}
 	}
 	sub, err := e.ct.Subscribe()
@@ -96,39 +113,61 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 		}
 	}
 
-	// Initial read.
+	// Initial read: what the sources hold now, also what changed while no
+	// watch ran (cuts of addresses no longer listed are released).
+	w := &watcher{e: e, ctx: ctx, flows: &flowTable{}, wake: make(chan struct{}, 1)}
 	for _, name := range sortedKeys(lists) {
 		l := lists[name]
 		switch l.cfg.Kind {
 		case cut.KindList:
 			ps, problems := cut.ParseAddresses(l.cfg.Addresses, "blocklist "+l.cfg.Name)
 			l.problems = append(l.problems, problems...)
-			l.replace(ps)
+			l.replacePrefixes(ps)
 		case cut.KindFile:
-			e.readFile(l)
+			ps, problems := readListFile(l.cfg)
+			l.problems = append(l.problems, problems...)
+			l.replacePrefixes(ps)
 		case cut.KindNftSet:
-			e.readSet(l)
+			if _, ok := nftFamilies[l.cfg.Family]; !ok {
+				continue
+			}
+			els, interval, problem := readSet(l.cfg)
+			if problem != "" {
+				l.problems = []string{problem}
+				continue
+			}
+			els, bound := boundElems(els, interval, l.cfg.Name)
+			_, l.problems = l.load(els, interval)
+			if bound != "" {
+				l.problems = append(l.problems, bound)
+			}
 		}
 	}
-	e.mu.Lock()
-	e.lists, e.index = lists, nil
-	e.mu.Unlock()
-	if err := e.cutListed(ctx, nil); err != nil {
+	e.listMu.Lock()
+	e.lists, e.index = lists, buildIndex(lists)
+	e.listMu.Unlock()
+	e.releaseUnlisted(ctx)
+	if err := e.cutListed(ctx, nil, w.flows); err != nil {
 		e.log.WithError(err).Warn("cut: initial block-list cut")
 	}
 
 	go func() {
 		errc <- sub.Run(ctx, func(ev conntrack.Event) {
-			if ev.Type == conntrack.EventNew {
+			gone := ev.Type == conntrack.EventDestroy
+			w.flows.event(ev.Flow.ID, addrsOf(ev.Flow), gone)
+			if gone {
+				e.forgetEntry(ev.Flow.ID)
+			} else {
 				e.cutNewFlow(ctx, ev.Flow)
 			}
 		})
 	}()
-	if nl != nil {
-		go func() { errc <- e.watchSets(ctx, nl, nftNames) }()
+	go w.cutAdded()
+	if sets != nil {
+		go func() { errc <- w.watchSets(hub, sets, nftNames) }()
 	}
 	if ino != nil {
-		go func() { errc <- e.watchFiles(ctx, ino) }()
+		go func() { errc <- w.watchFiles(ino) }()
 	}
 	select {
 	case <-ctx.Done():
@@ -141,124 +180,223 @@ func (e *Engine) WatchBlocklists(ctx context.Context, cfg cut.Config) error {
 	}
 }
 
-// readFile (re)loads a file block list and returns its new prefixes.
-func (e *Engine) readFile(l *listState) []netip.Prefix {
-	f, err := os.Open(l.cfg.Path)
-	if err != nil {
-		l.problems = []string{fmt.Sprintf("%v (the list is empty until the file exists)", err)}
-		l.replace(nil)
-		return nil
-	}
-	defer f.Close()
-	ps, problems, err := cut.ParseBlocklist(f, l.cfg.Path)
-	if err != nil {
-		problems = append(problems, err.Error())
-	}
-	l.problems = problems
-	return l.replace(ps)
+// watcher is one run of WatchBlocklists: the addresses lists gained wait
+// in added until the goroutine that cuts takes them, so a burst of
+// notifications costs one conntrack pass, not one per element.
+type watcher struct {
+	e     *Engine
+	ctx   context.Context
+	flows *flowTable
+
+	mu    sync.Mutex
+	added addrSet
+	wake  chan struct{}
 }
 
-// readSet loads a watched nftables set through a dump.
-func (e *Engine) readSet(l *listState) {
+// changed takes what a change did to the lists: an address no longer
+// listed has its cuts released now; addresses listed go to the cutter.
+func (w *watcher) changed(d delta) {
+	if d.removed {
+		w.e.releaseUnlisted(w.ctx)
+	}
+	if d.added.empty() {
+		return
+	}
+	w.mu.Lock()
+	w.added = unionSet(w.added, d.added)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// cutAdded cuts the connections of what the lists gained, one conntrack
+// pass for all that came since the last, and none when no tracked
+// connection has such an address.
+func (w *watcher) cutAdded() {
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.wake:
+		}
+		w.mu.Lock()
+		added := w.added
+		w.added = addrSet{}
+		w.mu.Unlock()
+		if !w.flows.anyIn(added) {
+			continue
+		}
+		if err := w.e.cutListed(w.ctx, &added, w.flows); err != nil {
+			w.e.log.WithError(err).Warn("cut: block-list addition")
+		}
+	}
+}
+
+// readSet reads a watched nftables set through a dump; problem says why
+// it could not.
+func readSet(b cut.BlocklistConfig) (els []rawElem, interval bool, problem string) {
 	conn, err := nftables.New()
 	if err == nil {
-		t := &nftables.Table{Name: l.cfg.Table, Family: nftables.TableFamily(nftFamilies[l.cfg.Family])}
+		t := &nftables.Table{Name: b.Table, Family: nftables.TableFamily(nftFamilies[b.Family])}
 		var set *nftables.Set
-		set, err = conn.GetSetByName(t, l.cfg.Set)
+		set, err = conn.GetSetByName(t, b.Set)
 		if err == nil {
-			var els []nftables.SetElement
-			els, err = conn.GetSetElements(set)
+			var got []nftables.SetElement
+			got, err = conn.GetSetElements(set)
 			if err == nil {
-				raw := make([]rawElem, len(els))
-				for i, el := range els {
-					raw[i] = rawElem{Key: el.Key, KeyEnd: el.KeyEnd, IntervalEnd: el.IntervalEnd}
+				els = make([]rawElem, len(got))
+				for i, el := range got {
+					els[i] = rawElem{Key: el.Key, KeyEnd: el.KeyEnd, IntervalEnd: el.IntervalEnd}
 				}
-				ps, problems := elemPrefixes(raw)
-				l.problems = problems
-				l.replace(ps)
-				return
+				return els, set.Interval, ""
 			}
 		}
 	}
-	l.problems = []string{fmt.Sprintf("set %s: %v (watching for it; additions are cut once it exists)", l.source, err)}
+	return nil, false, fmt.Sprintf("set %s %s %s: %v (watching for it; additions are cut once it exists)", b.Family, b.Table, b.Set, err)
 }
 
-// watchSets follows set-element notifications of the watched sets.
-func (e *Engine) watchSets(ctx context.Context, nl *netlink.Conn, watched []cut.BlocklistConfig) error {
-	go func() { <-ctx.Done(); nl.Close() }()
+// watchSets follows the notifications of the watched sets: elements
+// added and deleted, the set or its table deleted or created. A
+// transaction's changes apply when it commits (NEWGEN), so banIP's reload
+// (delete the set, create it again, fill it, in one transaction) releases
+// only what the new set lacks and cuts only what it lists.
+func (w *watcher) watchSets(hub *nftevents.Hub, sub *nftevents.Sub, watched []cut.BlocklistConfig) error {
+	e := w.e
+	dirty := map[string]bool{}
+	defer func() { sub.Close() }() // the latest subscription
 	for {
-		msgs, err := nl.Receive()
-		if err != nil {
-			if ctx.Err() != nil {
+		var msgs []netlink.Message
+		select {
+		case <-w.ctx.Done():
+			return nil
+		case m, ok := <-sub.Messages():
+			if ok {
+				msgs = m
+				break
+			}
+			if w.ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, unix.ENOBUFS) {
-				// Notifications were lost (a burst of additions): read the sets again.
-				e.resyncSets(ctx, watched)
-				continue
+			// Notifications were lost (a burst of additions): subscribe
+			// again, then read the sets again.
+			if err := sub.Err(); !errors.Is(err, nftevents.ErrLost) {
+				return fmt.Errorf("watch nftables sets: %v", err)
 			}
-			return fmt.Errorf("watch nftables sets: %w", err)
+			sub = hub.Subscribe()
+			if err := sub.Err(); err != nil {
+				return fmt.Errorf("watch nftables sets: %w", err)
+			}
+			clear(dirty)
+			w.resyncSets(watched)
+			continue
 		}
 		for _, m := range msgs {
-			ev, err := parseSetElemEvent(uint16(m.Header.Type), m.Data)
+			ev, err := parseSetEvent(uint16(m.Header.Type), m.Data)
 			if err != nil {
 				continue
 			}
-			for _, w := range watched {
-				if ev.Table != w.Table || ev.Set != w.Set || ev.Family != nftFamilies[w.Family] {
+			if ev.Kind == committed {
+				if len(dirty) > 0 {
+					w.commit(dirty)
+					clear(dirty)
+				}
+				continue
+			}
+			for _, b := range watched {
+				if ev.Family != nftFamilies[b.Family] || ev.Table != b.Table || (ev.Kind != tableDeleted && ev.Set != b.Set) {
 					continue
 				}
-				ps, _ := elemPrefixes(ev.Elems)
-				e.mu.Lock()
-				l := e.lists[w.Name]
-				var added []netip.Prefix
-				if ev.Delete {
-					l.remove(ps)
-				} else {
-					added = l.add(ps)
-				}
-				e.index = nil
-				e.mu.Unlock()
-				if len(added) > 0 {
-					if err := e.cutListed(ctx, added); err != nil {
-						e.log.WithError(err).Warn("cut: block-list addition")
+				e.listMu.Lock()
+				l := e.lists[b.Name]
+				switch ev.Kind {
+				case elemsAdded:
+					if l.cover.len()+len(l.pending)/2 >= cut.MaxListEntries { // ranges: a cheap lower bound of the entries
+						l.problems = boundedProblems(l.problems, []string{fmt.Sprintf("blocklist %s: more than %d entries (MaxListEntries): later additions are not followed; split the set", b.Name, cut.MaxListEntries)})
+						break
 					}
+					fallthrough
+				case elemsDeleted:
+					if problems := l.queue(ev.Elems, ev.Kind == elemsAdded); len(problems) > 0 {
+						l.problems = boundedProblems(l.problems, problems)
+					}
+				case setAdded:
+					l.interval, l.problems = ev.Interval, nil
+				case setDeleted, tableDeleted:
+					l.dropAll(l.interval)
+					l.problems = []string{fmt.Sprintf("set %s was deleted (watching for it; additions are cut once it exists again)", l.source)}
 				}
+				e.listMu.Unlock()
+				dirty[b.Name] = true
 			}
 		}
 	}
 }
 
-func (e *Engine) resyncSets(ctx context.Context, watched []cut.BlocklistConfig) {
-	var added []netip.Prefix
-	for _, w := range watched {
-		e.mu.Lock()
-		l := e.lists[w.Name]
-		before := l.prefixes
-		e.mu.Unlock()
-		fresh := newListState(w)
-		e.readSet(fresh)
-		e.mu.Lock()
-		l.problems = fresh.problems
-		l.prefixes = before
-		added = append(added, l.replace(keys(fresh.prefixes))...)
-		e.index = nil
-		e.mu.Unlock()
+// commit applies the changes of one transaction to the lists it touched.
+func (w *watcher) commit(dirty map[string]bool) {
+	e := w.e
+	var d delta
+	e.listMu.Lock()
+	for name := range dirty {
+		if l := e.lists[name]; l != nil {
+			d.join(l.commit())
+		}
 	}
-	if len(added) > 0 {
-		_ = e.cutListed(ctx, added)
+	e.indexChanged(d)
+	e.listMu.Unlock()
+	w.changed(d)
+}
+
+// indexChanged brings the index up to date after d. The caller holds
+// e.listMu.
+func (e *Engine) indexChanged(d delta) {
+	switch {
+	case e.index == nil || d.removed:
+		e.index = buildIndex(e.lists)
+	case !d.added.empty():
+		e.index.extend(d.added)
 	}
 }
 
+// resyncSets reads the watched sets again after lost notifications.
+func (w *watcher) resyncSets(watched []cut.BlocklistConfig) {
+	e := w.e
+	var d delta
+	for _, b := range watched {
+		els, interval, problem := readSet(b)
+		e.listMu.Lock()
+		l := e.lists[b.Name]
+		if problem != "" {
+			d.join(l.replace(addrSet{}, 0))
+			l.pts, l.pending, l.reset = [2]pointSet{}, nil, false
+			l.problems = []string{problem}
+		} else {
+			els, bound := boundElems(els, interval, b.Name)
+			ld, problems := l.load(els, interval)
+			d.join(ld)
+			if l.problems = problems; bound != "" {
+				l.problems = append(l.problems, bound)
+			}
+		}
+		e.indexChanged(d)
+		e.listMu.Unlock()
+	}
+	w.changed(d)
+}
+
 // watchFiles reloads file block lists when their directory reports a
-// change to them.
-func (e *Engine) watchFiles(ctx context.Context, ino *os.File) error {
-	go func() { <-ctx.Done(); ino.Close() }()
+// change to them. Files are read with no lock held: a slow or stuck
+// reader delays only this watch.
+func (w *watcher) watchFiles(ino *os.File) error {
+	go func() { <-w.ctx.Done(); ino.Close() }()
+	e := w.e
 	buf := make([]byte, 64*1024)
 	for {
 		n, err := ino.Read(buf)
 		if err != nil {
-			if ctx.Err() != nil {
+			if w.ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("watch block-list files: %w", err)
@@ -270,22 +408,42 @@ func (e *Engine) watchFiles(ctx context.Context, ino *os.File) error {
 			changed[strings.TrimRight(string(nameBytes), "\x00")] = true
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}
-		var added []netip.Prefix
-		e.mu.Lock()
+		e.listMu.RLock()
+		var files []cut.BlocklistConfig
 		for _, name := range sortedKeys(e.lists) {
-			l := e.lists[name]
-			if l.cfg.Kind == cut.KindFile && changed[filepath.Base(l.cfg.Path)] {
-				added = append(added, e.readFile(l)...)
+			if c := e.lists[name].cfg; c.Kind == cut.KindFile && changed[filepath.Base(c.Path)] {
+				files = append(files, c)
 			}
 		}
-		e.index = nil
-		e.mu.Unlock()
-		if len(added) > 0 {
-			if err := e.cutListed(ctx, added); err != nil {
-				e.log.WithError(err).Warn("cut: block-list file change")
-			}
+		e.listMu.RUnlock()
+		var d delta
+		for _, c := range files {
+			ps, problems := readListFile(c)
+			e.listMu.Lock()
+			l := e.lists[c.Name]
+			l.problems = problems
+			d.join(l.replacePrefixes(ps))
+			e.indexChanged(d)
+			e.listMu.Unlock()
+		}
+		w.changed(d)
+	}
+}
+
+// maxListProblems bounds the problems kept per list.
+const maxListProblems = 100
+
+// boundedProblems appends more to have, up to maxListProblems, once each.
+func boundedProblems(have, more []string) []string {
+	for _, p := range more {
+		if len(have) >= maxListProblems {
+			break
+		}
+		if !slices.Contains(have, p) {
+			have = append(have, p)
 		}
 	}
+	return have
 }
 
 // cutNewFlow cuts a connection conntrack just created if an end of it is
@@ -294,44 +452,78 @@ func (e *Engine) cutNewFlow(ctx context.Context, f status.Flow) {
 	if f.Proto != "tcp" && f.Proto != "udp" {
 		return
 	}
-	e.mu.Lock()
-	ix := e.listIndex()
-	e.mu.Unlock()
-	p, trig, ok := flowListed(ix, f)
-	if !ok {
+	e.listMu.RLock()
+	hit, ok := flowListed(e.listIndex(), addrsOf(f), nil)
+	e.listMu.RUnlock()
+	if !ok || e.wasCut(f.ID) {
 		return
 	}
-	if _, err := e.cutFlows(ctx, []status.Flow{f}, "far end "+p.String()+" is on a watched block list (new connection)", trig); err != nil {
+	if _, err := e.cutFlows(ctx, []status.Flow{f}, hit.reason(" (new connection)"), hit.trigger, false, "address"); err != nil && !isRefused(err) {
 		e.log.WithError(err).Warn("cut: new connection of a listed address")
 	}
 }
 
-// flowListed checks the four addresses of a flow against an index.
-func flowListed(ix *prefixIndex, f status.Flow) (netip.Prefix, string, bool) {
-	for _, s := range []string{f.Original.Src, f.Original.Dst, f.Reply.Src, f.Reply.Dst} {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
+// wasCut reports whether a pass already cut the conntrack entry id: its
+// new event, read late (events queue while a pass runs), is then stale.
+func (e *Engine) wasCut(id uint32) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.cutIDs[id]
+	return ok
+}
+
+// forgetEntry drops a destroyed entry from the ids cut.
+func (e *Engine) forgetEntry(id uint32) {
+	e.mu.Lock()
+	delete(e.cutIDs, id)
+	e.mu.Unlock()
+}
+
+// flowListed looks the addresses of a flow up in an index; with only, an
+// address counts only if it is in only too.
+func flowListed(ix *listIndex, fa flowAddrs, only *addrSet) (listing, bool) {
+	for _, a := range fa.a[:fa.n] {
+		if !ix.has(a) || only != nil && !only.has(a) {
 			continue
 		}
-		if p, t, ok := ix.lookup(a); ok {
-			return p, t, true
+		if l, ok := ix.lookup(a); ok {
+			l.addr = a
+			return l, true
 		}
 	}
-	return netip.Prefix{}, "", false
+	return listing{}, false
 }
 
-func setOf(ps []netip.Prefix) map[netip.Prefix]bool {
-	m := make(map[netip.Prefix]bool, len(ps))
-	for _, p := range ps {
-		m[p] = true
+// releaseUnlisted releases the block-list cuts none of whose addresses
+// any list holds now: an address a list dropped (a deleted element, set
+// or table, a line gone from a file) is let through again at once.
+func (e *Engine) releaseUnlisted(ctx context.Context) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.listMu.RLock()
+	ix := e.listIndex()
+	var gone []cut.Cut
+	for _, r := range e.cuts {
+		if !strings.HasPrefix(r.Trigger, "blocklist:") {
+			continue
+		}
+		if _, ok := flowListed(ix, addrsOf(status.Flow{Original: r.Original, Reply: r.Reply}), nil); !ok {
+			gone = append(gone, r.Cut)
+		}
 	}
-	return m
+	e.listMu.RUnlock()
+	if len(gone) == 0 {
+		return
+	}
+	n, err := e.releaseMatching(ctx, gone, func(cut.Cut) bool { return true })
+	if err != nil {
+		e.log.WithError(err).Warn("cut: release of addresses no longer listed")
+	}
+	e.log.WithField("connections", n).Info("cut: released, their addresses are no longer listed")
+	e.checkIdle()
 }
 
-func keys(m map[netip.Prefix]bool) []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(m))
-	for p := range m {
-		out = append(out, p)
-	}
-	return out
+func isRefused(err error) bool {
+	var r *cut.RefusedError
+	return errors.As(err, &r)
 }

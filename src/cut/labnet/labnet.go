@@ -62,8 +62,11 @@ func New(prefix string, nat bool) (*Lab, error) {
 		{"ip", "netns", "add", l.Client},
 		{"ip", "netns", "add", l.Router},
 		{"ip", "netns", "add", l.Server},
-		{"ip", "link", "add", "lan0", "netns", l.Router, "type", "veth", "peer", "name", "c0", "netns", l.Client},
-		{"ip", "link", "add", "wan0", "netns", l.Router, "type", "veth", "peer", "name", "s0", "netns", l.Server},
+		// Made from inside the router's namespace: Linux 6.12 checks the
+		// name in the namespace the request comes from, so a lan0 of the
+		// host (the VM lab's own topology) would refuse ours.
+		{"ip", "-n", l.Router, "link", "add", "lan0", "type", "veth", "peer", "name", "c0", "netns", l.Client},
+		{"ip", "-n", l.Router, "link", "add", "wan0", "type", "veth", "peer", "name", "s0", "netns", l.Server},
 	}
 	sh := func(ns, script string) []string { return []string{"ip", "netns", "exec", ns, "sh", "-ec", script} }
 	steps = append(steps,

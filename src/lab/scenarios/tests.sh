@@ -294,6 +294,9 @@ t_package_tests() {
 			esac
 		done
 		if [ "$rc" != 0 ]; then
+			echo "--- what the failing tests said (all of $out is in the VM):"
+			grep -E '_test\.go:[0-9]+:|^--- FAIL' "$out" | head -n 80
+			echo "--- the last lines:"
 			tail -n 40 "$out"
 			grep -q '^--- FAIL: ' "$out" || fail "pkg/$pkg" "FASTPATH_EXPECT_FLOWTABLE=1 $name.test exited $rc without a failing test (panic or timeout: output above)"
 		elif ! grep -q '^--- PASS: ' "$out"; then
@@ -325,6 +328,7 @@ else
 	run t_cut_forward
 	run t_cut_ipv6
 	run t_cut_blocklist_1000
+	topo_reset
 	t_package_tests
 fi
 topo_reset

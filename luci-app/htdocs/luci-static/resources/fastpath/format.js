@@ -31,9 +31,10 @@ var CUT = {
 	expires_in_s: N, frames: N, bytes: N, in_fastpath: B
 };
 
+/* truncated, *_total: the daemon shortened a list to keep its answer under ubus's size limit. */
 var SUMMARY = {
 	enabled: B, in_fastpath: B, reason: S, devices: [ S ], expiry_s: N, set_size: N,
-	active: N, frames_dropped: N, cuts: [ CUT ], warnings: [ S ], cuts_total: N, warnings_total: N,
+	active: N, frames_dropped: N, cuts: [ CUT ], truncated: B, warnings: [ S ], cuts_total: N, warnings_total: N,
 	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ], errors_total: N } ]
 };
 

@@ -344,7 +344,7 @@ return view.extend({
 				'type': 'text',
 				'id': 'fastpath-search',
 				'style': 'width:11em',
-				'placeholder': _('address, port, protocol'),
+				'placeholder': _('address or port'),
 				'input': function(ev) { self.textFilter = ev.target.value; self.redraw(); }
 			})),
 			field(_('Offload'), select('offload', [

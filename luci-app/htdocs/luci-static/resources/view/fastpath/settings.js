@@ -88,6 +88,18 @@ return view.extend({
 		o.placeholder = '65536';
 		o.default = '65536';
 
+		o = s.option(form.Value, 'cut_min_prefix4', _('Shortest IPv4 prefix cut'),
+			_('A cut of a wider IPv4 prefix is refused unless forced, and a wider block-list range is reported and not cut, so that no list can cut the router off.'));
+		o.datatype = 'range(1,32)';
+		o.placeholder = '8';
+		o.default = '8';
+
+		o = s.option(form.Value, 'cut_min_prefix6', _('Shortest IPv6 prefix cut'),
+			_('The same for IPv6 prefixes.'));
+		o.datatype = 'range(1,128)';
+		o.placeholder = '16';
+		o.default = '16';
+
 		o = s.option(form.ListValue, 'log_level', _('Log level'),
 			_('What the daemon writes to the system log (logread).'));
 		o.value('debug', _('Debug'));

@@ -121,16 +121,26 @@ return view.extend({
 		]);
 	},
 
+	/*
+	 * The selector and its buttons are built once per set of choices and
+	 * kept across refreshes, so a mode the admin is choosing is not reset
+	 * every five seconds.
+	 */
 	renderModeControl: function(st) {
 		var m = st.mode || {},
-		    choices = fmt.modeChoices(m.requested, this.capabilities && this.capabilities.modes),
-		    select = E('select', { 'class': 'cbi-input-select', 'id': 'fastpath-mode' }, choices.map(function(mode) {
+		    choices = fmt.modeChoices(m.requested, this.capabilities && this.capabilities.modes);
+
+		if (this.modeControl && this.modeChoices == choices.join(' '))
+			return this.modeControl;
+
+		var select = E('select', { 'class': 'cbi-input-select', 'id': 'fastpath-mode' }, choices.map(function(mode) {
 			return E('option', { 'value': mode, 'selected': (mode == m.requested) ? '' : null }, [ fmt.modeLabel(mode) ]);
 		}));
 
 		select.value = m.requested || 'off';
+		this.modeChoices = choices.join(' ');
 
-		return E('div', { 'class': 'cbi-section-actions' }, [
+		return this.modeControl = E('div', { 'class': 'cbi-section-actions' }, [
 			select, ' ',
 			E('button', {
 				'class': 'cbi-button cbi-button-apply',

@@ -1,0 +1,45 @@
+//go:build !linux
+
+package xdp
+
+import (
+	"errors"
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/cut"
+)
+
+var errNotLinux = errors.New("the XDP cut needs Linux")
+
+// Options configure a Backend.
+type Options struct {
+	MaxEntries int
+	NetNS      int
+}
+
+// Device is where one device's cut runs and why.
+type Device struct {
+	Name   string `json:"name"`
+	XDP    bool   `json:"xdp"`
+	Reason string `json:"reason"`
+}
+
+// Backend is not available off Linux.
+type Backend struct{}
+
+func Open(Options) (*Backend, error) { return nil, errNotLinux }
+func (b *Backend) Attach(dev string) Device {
+	return Device{Name: dev, Reason: errNotLinux.Error()}
+}
+func (b *Backend) Detach(string) error       { return errNotLinux }
+func (b *Backend) Devices() []Device         { return nil }
+func (b *Backend) Cut([]cut.Tuple) error     { return errNotLinux }
+func (b *Backend) Release([]cut.Tuple) error { return errNotLinux }
+func (b *Backend) Lookup(cut.Tuple) (TupleStats, bool, error) {
+	return TupleStats{}, false, errNotLinux
+}
+func (b *Backend) Stats() ([]TupleStats, error)              { return nil, errNotLinux }
+func (b *Backend) Close() error                              { return nil }
+func (b *Backend) Leave() error                              { return nil }
+func (b *Backend) Expire(time.Duration) ([]cut.Tuple, error) { return nil, errNotLinux }
+func (b *Backend) SetDevices([]string) ([]Device, error)     { return nil, errNotLinux }

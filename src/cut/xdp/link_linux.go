@@ -1,0 +1,146 @@
+package xdp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// rtnetlink's XDP attributes (include/uapi/linux/if_link.h).
+const (
+	iflaIFName = 3
+	iflaXDP    = 43
+
+	xdpAttrFD         = 1
+	xdpAttrAttached   = 2
+	xdpAttrFlags      = 3
+	xdpAttrProgID     = 4
+	xdpAttrExpectedFD = 8
+
+	xdpFlagUpdateIfNoExist = 1 << 0 // never replace a program already there
+	xdpFlagDrvMode         = 1 << 2 // native: in the driver, before an skb exists
+	xdpFlagReplace         = 1 << 4 // replace only the program given as expected (Linux 5.7)
+
+	xdpAttachedNone = 0
+	xdpAttachedDrv  = 1
+	xdpAttachedSKB  = 2
+	xdpAttachedHW   = 3
+	xdpAttachedMany = 4
+)
+
+// linkXDP is a device's index and the XDP program on it as rtnetlink says.
+type linkXDP struct {
+	index    int32
+	attached uint8  // xdpAttached*
+	progID   uint32 // 0 when none (or several, attached == xdpAttachedMany)
+}
+
+func attachedMode(a uint8) string {
+	switch a {
+	case xdpAttachedDrv:
+		return "native"
+	case xdpAttachedSKB:
+		return "generic"
+	case xdpAttachedHW:
+		return "offloaded"
+	case xdpAttachedMany:
+		return "several"
+	}
+	return "none"
+}
+
+func ifinfomsg(index int32) []byte {
+	b := make([]byte, 16) // family, pad, type, index, flags, change
+	binary.NativeEndian.PutUint32(b[4:], uint32(index))
+	return b
+}
+
+// queryLink reads a device's index and XDP state by name.
+func queryLink(c *netlink.Conn, name string) (linkXDP, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.String(iflaIFName, name)
+	attrs, err := ae.Encode()
+	if err != nil {
+		return linkXDP{}, err
+	}
+	msgs, err := c.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request},
+		Data:   append(ifinfomsg(0), attrs...),
+	})
+	if err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return linkXDP{}, fmt.Errorf("device %s does not exist", name)
+		}
+		return linkXDP{}, fmt.Errorf("read device %s: %w", name, err)
+	}
+	for _, m := range msgs {
+		if m.Header.Type != unix.RTM_NEWLINK || len(m.Data) < 16 {
+			continue
+		}
+		l := linkXDP{index: int32(binary.NativeEndian.Uint32(m.Data[4:8]))}
+		ad, err := netlink.NewAttributeDecoder(m.Data[16:])
+		if err != nil {
+			return linkXDP{}, err
+		}
+		for ad.Next() {
+			if ad.Type() != iflaXDP {
+				continue
+			}
+			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+				for nad.Next() {
+					switch nad.Type() {
+					case xdpAttrAttached:
+						l.attached = nad.Uint8()
+					case xdpAttrProgID:
+						l.progID = nad.Uint32()
+					}
+				}
+				return nil
+			})
+		}
+		if err := ad.Err(); err != nil {
+			return linkXDP{}, fmt.Errorf("read device %s: %w", name, err)
+		}
+		return l, nil
+	}
+	return linkXDP{}, fmt.Errorf("read device %s: no link in the kernel's answer", name)
+}
+
+// setXDP attaches fd (-1: detaches) with flags; with xdpFlagReplace only
+// over the program expectedFD.
+func setXDP(c *netlink.Conn, index int32, fd int32, flags uint32, expectedFD int32) error {
+	ae := netlink.NewAttributeEncoder()
+	ae.Nested(iflaXDP, func(nae *netlink.AttributeEncoder) error {
+		nae.Int32(xdpAttrFD, fd)
+		nae.Uint32(xdpAttrFlags, flags)
+		if flags&xdpFlagReplace != 0 {
+			nae.Int32(xdpAttrExpectedFD, expectedFD)
+		}
+		return nil
+	})
+	attrs, err := ae.Encode()
+	if err != nil {
+		return err
+	}
+	_, err = c.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.RTM_SETLINK, Flags: netlink.Request | netlink.Acknowledge},
+		Data:   append(ifinfomsg(index), attrs...),
+	})
+	return err
+}
+
+// kernelMessage is the extended acknowledgement's text of a netlink error,
+// or the error itself.
+func kernelMessage(err error) string {
+	var op *netlink.OpError
+	if errors.As(err, &op) && op.Message != "" {
+		return fmt.Sprintf("%v (%s)", op.Err, op.Message)
+	}
+	if errors.As(err, &op) {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
