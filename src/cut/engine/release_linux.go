@@ -46,8 +46,8 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		delete(e.cuts, c.Original.String())
 		if !c.InFastpath || !e.inFast {
+			delete(e.cuts, c.Original.String())
 			n++
 			continue
 		}
@@ -55,6 +55,8 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 	}
 	present := e.presentElements()
 	for len(pending) > 0 {
+		// The cuts not yet released stay known, so that a later pass
+		// (a restarted watch resyncs) releases them.
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
@@ -63,6 +65,7 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		for len(pending) > 0 && len(tuples) < releaseBatch {
 			c := pending[0]
 			pending = pending[1:]
+			delete(e.cuts, c.Original.String())
 			batch = append(batch, c)
 			tuples = append(tuples, present.of(c)...)
 		}
