@@ -44,6 +44,7 @@ type labDaemon struct {
 	lab    *labnet.Lab
 	root   string
 	sock   string
+	broker *ubustest.Broker // the current one: a test may stop it and start another
 	logs   *lockedBuffer
 	proc   *os.Process   // the daemon (ip netns exec runs it in its own place)
 	exited chan struct{} // closed when it has ended
@@ -94,10 +95,10 @@ func newLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { broker.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	d := exec.CommandContext(ctx, "ip", "netns", "exec", lab.Router, bin, "daemon", "-v", "--root", root, "--ubus", sock)
-	ld := &labDaemon{lab: lab, root: root, sock: sock, logs: &lockedBuffer{}, exited: make(chan struct{})}
+	ld := &labDaemon{lab: lab, root: root, sock: sock, broker: broker, logs: &lockedBuffer{}, exited: make(chan struct{})}
+	t.Cleanup(func() { ld.broker.Close() })
 	d.Stderr = ld.logs
 	if err := d.Start(); err != nil {
 		t.Fatal(err)

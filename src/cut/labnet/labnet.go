@@ -148,3 +148,14 @@ func run(args []string, stdin string) error {
 	}
 	return nil
 }
+
+// RouteToServer makes every address of an IPv4 prefix one of the
+// server's: the router routes the prefix to the server, which takes it as
+// its own (a local route on lo, as for anycast). A test then has
+// thousands of far ends without thousands of addresses to configure.
+func (l *Lab) RouteToServer(prefix string) error {
+	if err := run([]string{"ip", "-n", l.Server, "route", "replace", "local", prefix, "dev", "lo"}, ""); err != nil {
+		return err
+	}
+	return run([]string{"ip", "-n", l.Router, "route", "replace", prefix, "via", ServerV4, "dev", "wan0"}, "")
+}
