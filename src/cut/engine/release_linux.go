@@ -65,12 +65,12 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		for len(pending) > 0 && len(tuples) < releaseBatch {
 			c := pending[0]
 			pending = pending[1:]
-			delete(e.cuts, c.Original.String())
 			batch = append(batch, c)
 			tuples = append(tuples, present.of(c)...)
 		}
-		if len(tuples) > 0 && e.moveToReleased(tuples, true) == nil {
+		if len(tuples) == 0 || e.moveToReleased(tuples, true) == nil {
 			for _, c := range batch {
+				delete(e.cuts, c.Original.String())
 				if len(present.of(c)) > 0 {
 					n++
 				}
@@ -80,12 +80,18 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		for _, c := range batch {
 			ts := present.of(c)
 			if len(ts) == 0 {
-				continue // expired on its own: nothing left to release
+				delete(e.cuts, c.Original.String()) // expired on its own
+				continue
 			}
 			released, guarded, err := e.releaseTuples(ts)
-			if err != nil && firstErr == nil {
-				firstErr = err
+			if err != nil {
+				// Still known: the next pass over the lists tries again.
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
 			}
+			delete(e.cuts, c.Original.String())
 			if released {
 				n++
 			}
@@ -104,10 +110,10 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 }
 
 // releaseBatch is the most tuples one release transaction carries: two
-// messages each, and the kernel acknowledges every message; 512 tuples'
-// acknowledgements overran the socket's receive buffer (ENOBUFS) and the
-// whole transaction was lost.
-const releaseBatch = 64
+// messages each, and the kernel acknowledges every message with a copy of
+// it; 512 tuples' acknowledgements overran the socket's receive buffer
+// (ENOBUFS), and under load 64 still did now and then.
+const releaseBatch = 16
 
 // elementSet is the tuples the cut sets held when read; nil when they
 // could not be read, and then every tuple counts as present.
