@@ -91,6 +91,7 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 		b = gatherWaiting(b, batches, insertChunk)
 		e.mu.Lock()
 		lo := len(cuts)
+		b = e.stillListed(b, only)
 		b = e.spareLocalListed(b, &spared)
 		cuts = e.newCuts(cuts, b.flows, func(i int) (string, string) { return b.causes[i].reason, b.causes[i].trigger })
 		if fresh := cuts[lo:]; len(fresh) > 0 {
@@ -132,6 +133,24 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 	err := e.finishCuts(cuts)
 	e.log.Debugf("cut: %d flows: conntrack deletes %v", len(cuts), time.Since(t1))
 	return errors.Join(dumpErr, err)
+}
+
+// stillListed keeps the batch's connections whose far end a list holds
+// now: the dump matched them against the lists as they were, and a list
+// that dropped the address since has had its release pass already (under
+// e.mu, which the caller holds now), so a cut made here would stay.
+func (e *Engine) stillListed(b listedBatch, only *addrSet) listedBatch {
+	e.listMu.RLock()
+	defer e.listMu.RUnlock()
+	ix := e.listIndex()
+	var out listedBatch
+	for i, f := range b.flows {
+		if _, ok := flowListed(ix, addrsOf(f), only); ok {
+			out.flows = append(out.flows, f)
+			out.causes = append(out.causes, b.causes[i])
+		}
+	}
+	return out
 }
 
 // spareLocalListed drops a batch's connections of the router itself and

@@ -54,6 +54,7 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		pending = append(pending, c)
 	}
 	present := e.presentElements()
+	var done []cut.Cut
 	for len(pending) > 0 {
 		// The cuts not yet released stay known, so that a later pass
 		// (a restarted watch resyncs) releases them.
@@ -66,37 +67,40 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 			c := pending[0]
 			pending = pending[1:]
 			batch = append(batch, c)
-			tuples = append(tuples, present.of(c)...)
+			seen, _ := present.split(c)
+			tuples = append(tuples, seen...)
 		}
-		if len(tuples) == 0 || e.moveToReleased(tuples, true) == nil {
-			for _, c := range batch {
-				delete(e.cuts, c.Original.String())
-				if len(present.of(c)) > 0 {
-					n++
-				}
-			}
-			continue
-		}
+		batched := len(tuples) == 0 || e.moveToReleased(tuples, true) == nil
 		for _, c := range batch {
-			ts := present.of(c)
-			if len(ts) == 0 {
-				delete(e.cuts, c.Original.String()) // expired on its own
-				continue
+			seen, _ := present.split(c)
+			released := batched && len(seen) > 0
+			failed := false
+			if !batched {
+				released, failed = e.releaseEach(seen, &firstErr, &unguarded)
 			}
-			released, guarded, err := e.releaseTuples(ts)
-			if err != nil {
-				// Still known: the next pass over the lists tries again.
-				if firstErr == nil {
-					firstErr = err
-				}
-				continue
+			if failed {
+				continue // still known: the next pass over the lists tries again
 			}
 			delete(e.cuts, c.Original.String())
+			done = append(done, c)
 			if released {
 				n++
 			}
-			if !guarded {
-				unguarded++
+		}
+	}
+	// A dump of sets that frames keep changing can miss elements: what a
+	// second look still shows of the released cuts goes alone.
+	if again := e.presentElements(); again != nil && present != nil {
+		for _, c := range done {
+			seen, unseen := present.split(c)
+			var left []cut.Tuple
+			for _, t := range unseen {
+				if again[t.String()] {
+					left = append(left, t)
+				}
+			}
+			if r, failed := e.releaseEach(left, &firstErr, &unguarded); r && !failed && len(seen) == 0 {
+				n++ // not counted above
 			}
 		}
 	}
@@ -115,25 +119,61 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 // (ENOBUFS), and under load 64 still did now and then.
 const releaseBatch = 16
 
-// elementSet is the tuples the cut sets held when read; nil when they
-// could not be read, and then every tuple counts as present.
+// elementSet is the tuples the cut sets showed when read (a hint: a dump
+// can miss elements that change under it); nil when they could not be
+// read, and then every tuple counts as shown.
 type elementSet map[string]bool
 
-func (s elementSet) of(c cut.Cut) []cut.Tuple {
+// releaseEach releases ts one by one; failed says one could not be.
+func (e *Engine) releaseEach(ts []cut.Tuple, firstErr *error, unguarded *int) (released, failed bool) {
+	for _, t := range ts {
+		r, guarded, err := e.releaseOne(t)
+		if err != nil {
+			failed = true
+			if *firstErr == nil {
+				*firstErr = err
+			}
+		}
+		released = released || r
+		if !guarded {
+			*unguarded++
+		}
+	}
+	return released, failed
+}
+
+// releaseOne moves one tuple to the released set: one transaction, and
+// an element that has expired is no error.
+func (e *Engine) releaseOne(t cut.Tuple) (released, guarded bool, err error) {
+	err = e.moveToReleased([]cut.Tuple{t}, true)
+	switch {
+	case err == nil:
+		return true, true, nil
+	case isGone(err):
+		return false, true, nil
+	case isSetFull(err):
+		if err := e.moveToReleased([]cut.Tuple{t}, false); err != nil && !isGone(err) {
+			return false, false, err
+		}
+		return true, false, nil
+	}
+	return false, true, err
+}
+
+// split parts c's tuples into those the dump showed and the others.
+func (s elementSet) split(c cut.Cut) (seen, unseen []cut.Tuple) {
 	ts := []cut.Tuple{c.Original}
 	if !c.Reply.Equal(c.Original) {
 		ts = append(ts, c.Reply)
 	}
-	if s == nil {
-		return ts
-	}
-	out := ts[:0]
 	for _, t := range ts {
-		if s[t.String()] {
-			out = append(out, t)
+		if s == nil || s[t.String()] {
+			seen = append(seen, t)
+		} else {
+			unseen = append(unseen, t)
 		}
 	}
-	return out
+	return seen, unseen
 }
 
 // presentElements reads the tuples in the cut sets now. The caller holds e.mu.
@@ -151,46 +191,6 @@ func (e *Engine) presentElements() elementSet {
 		}
 	}
 	return s
-}
-
-// releaseTuples moves the tuples of one cut from the cut sets to the
-// released sets in one transaction. A tuple whose element has expired
-// fails that transaction (ENOENT), so then each goes alone and the gone
-// ones are skipped. With the released sets full the tuples are deleted
-// without the guard (guarded false).
-func (e *Engine) releaseTuples(ts []cut.Tuple) (released, guarded bool, err error) {
-	err = e.moveToReleased(ts, true)
-	switch {
-	case err == nil:
-		return true, true, nil
-	case isSetFull(err):
-		guarded = false
-	case isGone(err):
-		guarded = true
-	default:
-		return false, true, err
-	}
-	var firstErr error
-	for _, t := range ts {
-		err := e.moveToReleased([]cut.Tuple{t}, guarded)
-		switch {
-		case err == nil:
-			released = true
-		case isSetFull(err) && guarded:
-			guarded = false
-			if err := e.moveToReleased([]cut.Tuple{t}, false); err == nil {
-				released = true
-			} else if !isGone(err) && firstErr == nil {
-				firstErr = err
-			}
-		case isGone(err):
-		default:
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-	}
-	return released, guarded, firstErr
 }
 
 // moveToReleased sends one transaction: the tuples' released marks (when
