@@ -53,7 +53,13 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 		}
 		pending = append(pending, c)
 	}
-	present := e.presentElements()
+	// Reading the sets costs a dump of every cut; it pays only when many
+	// cuts go at once. Without it (nil) every tuple is tried, and a batch
+	// that fails goes tuple by tuple.
+	var present elementSet
+	if len(pending) > releaseBatch {
+		present = e.presentElements()
+	}
 	var done []cut.Cut
 	for len(pending) > 0 {
 		// The cuts not yet released stay known, so that a later pass
@@ -90,7 +96,11 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 	}
 	// A dump of sets that frames keep changing can miss elements: what a
 	// second look still shows of the released cuts goes alone.
-	if again := e.presentElements(); again != nil && present != nil {
+	var again elementSet
+	if present != nil {
+		again = e.presentElements()
+	}
+	if again != nil {
 		for _, c := range done {
 			seen, unseen := present.split(c)
 			var left []cut.Tuple
