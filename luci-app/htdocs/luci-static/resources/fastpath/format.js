@@ -675,7 +675,15 @@ function cutOutcome(res, what) {
 	return _('Cut %s.').format(what);
 }
 
+/* Why a call failed, from the RPCError LuCI's rpc raises: access denied (-32002) or other. */
+function callFailure(err) {
+	var msg = String((err && err.message) || err || '');
+
+	return { denied: /error -32002\b/.test(msg) || /Access denied/.test(msg), message: msg };
+}
+
 return baseclass.extend({
+	callFailure: callFailure,
 	more: more,
 	cutOutcome: cutOutcome,
 	list: list,

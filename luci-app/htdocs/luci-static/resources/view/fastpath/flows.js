@@ -51,13 +51,6 @@ var columns = [
 
 var DEFAULT_LIMIT = 500;
 
-/* Why a call failed, from the RPCError LuCI's rpc raises: access denied (-32002) or other. */
-function failure(err) {
-	var msg = String((err && err.message) || err || '');
-
-	return { denied: /error -32002\b/.test(msg) || /Access denied/.test(msg), message: msg };
-}
-
 /*
  * LuCI's dom.append puts a lone string child in with innerHTML, so every
  * text below goes in as [ text ]: flow, cut and reason text is never markup.
@@ -84,8 +77,8 @@ return view.extend({
 
 	fetch: function() {
 		return Promise.all([
-			callFlows.apply(null, this.query()).catch(failure),
-			callCuts().catch(failure)
+			callFlows.apply(null, this.query()).catch(fmt.callFailure),
+			callCuts().catch(fmt.callFailure)
 		]);
 	},
 
@@ -250,7 +243,7 @@ return view.extend({
 
 	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
 	refused: function(what, err) {
-		var f = failure(err);
+		var f = fmt.callFailure(err);
 
 		ui.addNotification(null, E('p', {}, [ f.denied
 			? _('%s: access denied; this login may only read.').format(what)

@@ -78,20 +78,10 @@ function note(cls, text) {
 	return E('div', { 'class': 'alert-message ' + cls }, [ text ]);
 }
 
-/* Why a call failed, from the RPCError LuCI's rpc raises: access denied (-32002) or gone. */
-function failure(err) {
-	var msg = String((err && err.message) || err || '');
-
-	if (/error -32002\b/.test(msg) || /Access denied/.test(msg))
-		return { denied: true, message: msg };
-
-	return { denied: false, message: msg };
-}
-
 return view.extend({
 	load: function() {
 		return Promise.all([
-			callStatus().catch(failure),
+			callStatus().catch(fmt.callFailure),
 			L.resolveDefault(callCapabilities(), {})
 		]);
 	},
@@ -246,14 +236,14 @@ return view.extend({
 	},
 
 	refresh: function(body) {
-		return callStatus().catch(failure).then(L.bind(function(st) {
+		return callStatus().catch(fmt.callFailure).then(L.bind(function(st) {
 			dom.content(body, this.renderStatus(st));
 		}, this));
 	},
 
 	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
 	refused: function(what, err) {
-		var f = failure(err);
+		var f = fmt.callFailure(err);
 
 		ui.addNotification(null, E('p', {}, [ f.denied
 			? _('%s: access denied; this login may only read.').format(what)
