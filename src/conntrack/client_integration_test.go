@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 func newLab(t *testing.T, prefix string) *labnet.Lab {
@@ -192,7 +192,7 @@ func waitEvent(t *testing.T, c chan conntrack.Event, kind string, dport uint16) 
 	}
 }
 
-func find(flows []status.Flow, proto string, dport uint16) *status.Flow {
+func find(flows []netstate.Flow, proto string, dport uint16) *netstate.Flow {
 	for i := range flows {
 		if flows[i].Proto == proto && flows[i].Original.DstPort == dport {
 			return &flows[i]
@@ -220,7 +220,7 @@ func TestIntegrationDeleteMany(t *testing.T) {
 	}
 	defer c6.Close()
 	deadline := time.Now().Add(3 * time.Second)
-	var flows []status.Flow
+	var flows []netstate.Flow
 	for time.Now().Before(deadline) {
 		c6.Write([]byte("x"))
 		all, err := ctc.Flows(conntrack.Filter{Proto: "udp"})

@@ -9,11 +9,12 @@ import (
 	"os"
 	"sync"
 
-	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/mdlayher/netlink"
 	ct "github.com/ti-mo/conntrack"
 	"github.com/ti-mo/netfilter"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Client talks to the kernel's conntrack table over ctnetlink.
@@ -94,14 +95,14 @@ func (c *Client) redialDump() error {
 }
 
 // Flows returns every entry the filter selects.
-func (c *Client) Flows(filter Filter) ([]status.Flow, error) {
+func (c *Client) Flows(filter Filter) ([]netstate.Flow, error) {
 	flows, _, err := c.Select(filter, -1)
 	return flows, err
 }
 
 // FlowsWithAddress returns every entry with an end in addr, in the
 // original or the reply direction.
-func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]status.Flow, error) {
+func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]netstate.Flow, error) {
 	return c.Flows(Filter{Address: addr.Masked()})
 }
 
@@ -114,7 +115,7 @@ func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]status.Flow, error) {
 // kernel's encoding of it); the zero filter's total is the kernel's own
 // counter, as in Counts, once its dump has reached the limit, where it
 // stops.
-func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
+func (c *Client) Select(filter Filter, limit int) ([]netstate.Flow, int, error) {
 	sel, err := filter.selector()
 	if err != nil {
 		return nil, 0, err
@@ -125,7 +126,7 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 			counted = int(g.Entries)
 		}
 	}
-	var out []status.Flow
+	var out []netstate.Flow
 	total, stopped := 0, false
 	// A kernel that ignores CTA_FILTER (before 5.8) sends the whole table
 	// for the first address query: then that dump is the answer.
@@ -144,7 +145,7 @@ func (c *Client) Select(filter Filter, limit int) ([]status.Flow, int, error) {
 				return true
 			}
 			if q.hasAddr && !whole {
-				first := firstSlot(&k, sel.addr)
+				first := int8(netstate.FirstEndIn(&k.addrs, sel.addr))
 				if k.addrs[q.addrSlot].Unmap() != q.addr {
 					whole = true
 				} else if first != q.addrSlot {
@@ -190,7 +191,7 @@ func keysOf(family uint8, f *ct.Flow) keys {
 
 // Delete removes the entry with f's original tuple. An offloaded entry on
 // a kernel before 6.4 gives ErrOffloadedBusy; a missing one os.ErrNotExist.
-func (c *Client) Delete(f status.Flow) error {
+func (c *Client) Delete(f netstate.Flow) error {
 	orig, err := kernelTuple(f.Original)
 	if err != nil {
 		return fmt.Errorf("delete conntrack entry: %w", err)
@@ -205,7 +206,7 @@ func (c *Client) Delete(f status.Flow) error {
 		reply.Proto.SourcePort, reply.Proto.DestinationPort = orig.Proto.DestinationPort, orig.Proto.SourcePort
 	}
 	err = c.conn.Delete(ct.Flow{TupleOrig: orig, TupleReply: reply})
-	return mapDeleteError(err, "conntrack entry "+tupleString(f.Original))
+	return mapDeleteError(err, "conntrack entry "+f.Original.String())
 }
 
 // Events calls fn for every new and destroyed connection until ctx ends

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"net/netip"
 
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 var errNotLinux = errors.New("conntrack: only available on Linux")
@@ -18,14 +18,14 @@ type Client struct{}
 // Open fails: conntrack is a Linux facility.
 func Open() (*Client, error) { return nil, errNotLinux }
 
-func (c *Client) Close() error                                         { return errNotLinux }
-func (c *Client) Flows(Filter) ([]status.Flow, error)                  { return nil, errNotLinux }
-func (c *Client) Select(Filter, int) ([]status.Flow, int, error)       { return nil, 0, errNotLinux }
-func (c *Client) FlowsWithAddress(netip.Prefix) ([]status.Flow, error) { return nil, errNotLinux }
-func (c *Client) Counts() (status.FlowCounts, error)                   { return status.FlowCounts{}, errNotLinux }
-func (c *Client) Total() (int, error)                                  { return 0, errNotLinux }
-func (c *Client) Delete(status.Flow) error                             { return errNotLinux }
-func (c *Client) Events(context.Context, func(Event)) error            { return errNotLinux }
+func (c *Client) Close() error                                           { return errNotLinux }
+func (c *Client) Flows(Filter) ([]netstate.Flow, error)                  { return nil, errNotLinux }
+func (c *Client) Select(Filter, int) ([]netstate.Flow, int, error)       { return nil, 0, errNotLinux }
+func (c *Client) FlowsWithAddress(netip.Prefix) ([]netstate.Flow, error) { return nil, errNotLinux }
+func (c *Client) Counts() (netstate.FlowCounts, error)                   { return netstate.FlowCounts{}, errNotLinux }
+func (c *Client) Total() (int, error)                                    { return 0, errNotLinux }
+func (c *Client) Delete(netstate.Flow) error                             { return errNotLinux }
+func (c *Client) Events(context.Context, func(Event)) error              { return errNotLinux }
 
 // Subscription is an open conntrack event socket; only on Linux.
 type Subscription struct{}
@@ -40,12 +40,12 @@ type TupleDump struct {
 	FirstSkip error
 }
 
-func (c *Client) EachTuple(func(status.Flow) bool) (TupleDump, error) {
+func (c *Client) EachTuple(func(netstate.Flow) bool) (TupleDump, error) {
 	return TupleDump{}, errNotLinux
 }
-func (c *Client) Tuples() ([]status.Flow, TupleDump, error) { return nil, TupleDump{}, errNotLinux }
+func (c *Client) Tuples() ([]netstate.Flow, TupleDump, error) { return nil, TupleDump{}, errNotLinux }
 
-func (c *Client) DeleteMany(flows []status.Flow) []error {
+func (c *Client) DeleteMany(flows []netstate.Flow) []error {
 	errs := make([]error, len(flows))
 	for i := range errs {
 		errs[i] = errNotLinux

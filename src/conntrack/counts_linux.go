@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Counts returns how many entries the table holds and how many of them
@@ -17,8 +17,8 @@ import (
 // entries with IPS_OFFLOAD (Linux 5.15; older kernels send every entry,
 // and the status bit is checked here), of which only the status word is
 // read.
-func (c *Client) Counts() (status.FlowCounts, error) {
-	var n status.FlowCounts
+func (c *Client) Counts() (netstate.FlowCounts, error) {
+	var n netstate.FlowCounts
 	g, statsErr := c.conn.StatsGlobal()
 	q := dumpQuery{statusMask: statusOffload, statusValue: statusOffload}
 	if statsErr != nil {

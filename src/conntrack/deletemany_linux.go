@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // ctnetlink numbers (uapi/linux/netfilter/nfnetlink_conntrack.h).
@@ -36,7 +37,7 @@ const deleteWindow = 128
 // trip, and returns one error per flow (nil: deleted), mapped like Delete.
 // Cutting a thousand connections at once is a single-digit number of
 // round trips instead of a thousand.
-func (c *Client) DeleteMany(flows []status.Flow) []error {
+func (c *Client) DeleteMany(flows []netstate.Flow) []error {
 	errs := make([]error, len(flows))
 	var msgs []netlink.Message
 	var idx []int
@@ -66,7 +67,7 @@ func (c *Client) DeleteMany(flows []status.Flow) []error {
 // deleteWindow sends one window of deletes and reads their acks. The acks
 // are read from the raw socket: the netlink library stops at the first
 // error message of a read and loses the acks after it.
-func (c *Client) deleteWindow(msgs []netlink.Message, idx []int, flows []status.Flow, errs []error) error {
+func (c *Client) deleteWindow(msgs []netlink.Message, idx []int, flows []netstate.Flow, errs []error) error {
 	sent, err := c.raw.SendMessages(msgs)
 	if err != nil {
 		return fmt.Errorf("delete conntrack entries: %w", err)
@@ -95,7 +96,7 @@ func (c *Client) deleteWindow(msgs []netlink.Message, idx []int, flows []status.
 			}
 			delete(bySeq, m.Header.Seq)
 			if code := int32(binary.NativeEndian.Uint32(m.Data[:4])); code != 0 {
-				errs[i] = mapDeleteError(syscall.Errno(-code), "conntrack entry "+tupleString(flows[i].Original))
+				errs[i] = mapDeleteError(syscall.Errno(-code), "conntrack entry "+flows[i].Original.String())
 			}
 		}
 	}
@@ -124,7 +125,7 @@ func readDatagram(conn *netlink.Conn, buf []byte, flags int) (n int, err error) 
 // deleteMessage is the ctnetlink request of
 //
 //	conntrack -D -p udp -s 10.90.1.2 -d 10.90.2.2 --sport 40000 --dport 9000
-func deleteMessage(f status.Flow) (netlink.Message, error) {
+func deleteMessage(f netstate.Flow) (netlink.Message, error) {
 	t, err := kernelTuple(f.Original)
 	if err != nil {
 		return netlink.Message{}, err

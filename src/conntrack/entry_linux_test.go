@@ -8,10 +8,10 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // entryMessage encodes a conntrack entry as the kernel sends it in a dump:
@@ -105,28 +105,28 @@ func sampleRead(t testing.TB) []byte {
 }
 
 // eachEntry is EachTuple over one read of a dump.
-func eachEntry(buf []byte, seq uint32, d *TupleDump, fn func(status.Flow)) (bool, error) {
-	visit := tupleVisitor(d, func(f status.Flow) bool { fn(f); return true })
+func eachEntry(buf []byte, seq uint32, d *TupleDump, fn func(netstate.Flow)) (bool, error) {
+	visit := tupleVisitor(d, func(f netstate.Flow) bool { fn(f); return true })
 	return eachMessage(buf, seq, d, func(family uint8, attrs []byte) { visit(family, attrs) })
 }
 
 func TestEachEntry(t *testing.T) {
-	var got []status.Flow
+	var got []netstate.Flow
 	var d TupleDump
-	done, err := eachEntry(sampleRead(t), 5, &d, func(f status.Flow) { got = append(got, f) })
+	done, err := eachEntry(sampleRead(t), 5, &d, func(f netstate.Flow) { got = append(got, f) })
 	if err != nil || !done {
 		t.Fatalf("eachEntry: done %v, %v", done, err)
 	}
-	want := []status.Flow{
+	want := []netstate.Flow{
 		{ID: 99, Family: "ipv4", Proto: "tcp", Offload: OffloadHardware, Assured: true,
-			Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
-			Reply:    cut.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000}},
+			Original: netstate.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
+			Reply:    netstate.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000}},
 		{ID: 100, Family: "ipv6", Proto: "udp",
-			Original: cut.Tuple{Proto: "udp", Src: "fd00::2", Dst: "2001:db8::1", SrcPort: 5353, DstPort: 53},
-			Reply:    cut.Tuple{Proto: "udp", Src: "2001:db8::1", Dst: "fd00::2", SrcPort: 53, DstPort: 5353}},
+			Original: netstate.Tuple{Proto: "udp", Src: "fd00::2", Dst: "2001:db8::1", SrcPort: 5353, DstPort: 53},
+			Reply:    netstate.Tuple{Proto: "udp", Src: "2001:db8::1", Dst: "fd00::2", SrcPort: 53, DstPort: 5353}},
 		{ID: 101, Family: "ipv4", Proto: "icmp", Assured: true,
-			Original: cut.Tuple{Proto: "icmp", Src: "10.0.0.2", Dst: "198.51.100.7"},
-			Reply:    cut.Tuple{Proto: "icmp", Src: "198.51.100.7", Dst: "10.0.0.2"}},
+			Original: netstate.Tuple{Proto: "icmp", Src: "10.0.0.2", Dst: "198.51.100.7"},
+			Reply:    netstate.Tuple{Proto: "icmp", Src: "198.51.100.7", Dst: "10.0.0.2"}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d entries, want %d: %+v", len(got), len(want), got)
@@ -155,7 +155,7 @@ func TestEachEntrySkipsMalformed(t *testing.T) {
 	read := append(bad, sampleRead(t)...)
 	var d TupleDump
 	n := 0
-	done, err := eachEntry(read, 5, &d, func(status.Flow) { n++ })
+	done, err := eachEntry(read, 5, &d, func(netstate.Flow) { n++ })
 	if err != nil || !done || n != 3 {
 		t.Fatalf("done %v, %v, %d entries; want done, nil, 3", done, err, n)
 	}
@@ -169,7 +169,7 @@ func TestEachEntryKernelError(t *testing.T) {
 	code := -int32(unix.EPERM)
 	binary.NativeEndian.PutUint32(body, uint32(code))
 	var d TupleDump
-	_, err := eachEntry(netlinkMessage(unix.NLMSG_ERROR, 5, body), 5, &d, func(status.Flow) {})
+	_, err := eachEntry(netlinkMessage(unix.NLMSG_ERROR, 5, body), 5, &d, func(netstate.Flow) {})
 	if err != unix.EPERM {
 		t.Errorf("error %v, want EPERM", err)
 	}
@@ -189,8 +189,8 @@ func FuzzEachEntry(f *testing.F) {
 			}
 		})
 		d = TupleDump{}
-		_, _ = eachEntry(b, 5, &d, func(fl status.Flow) {
-			for _, tu := range []cut.Tuple{fl.Original, fl.Reply} {
+		_, _ = eachEntry(b, 5, &d, func(fl netstate.Flow) {
+			for _, tu := range []netstate.Tuple{fl.Original, fl.Reply} {
 				src, err1 := netip.ParseAddr(tu.Src)
 				dst, err2 := netip.ParseAddr(tu.Dst)
 				if err1 != nil || err2 != nil || src.Is4() != dst.Is4() || tu.Proto == "" {
@@ -221,9 +221,9 @@ func TestParseEntryFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := mapFlow(full)
-	want := status.Flow{ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED", Assured: true,
-		Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
-		Reply:    cut.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
+	want := netstate.Flow{ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED", Assured: true,
+		Original: netstate.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
+		Reply:    netstate.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
 		Packets:  10, Bytes: 1000, Timeout: 120, Mark: 0x42}
 	if got != want {
 		t.Errorf("full read:\n got %+v\nwant %+v", got, want)

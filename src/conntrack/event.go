@@ -1,6 +1,8 @@
 package conntrack
 
-import "github.com/fastpath-wrt/fastpath/src/status"
+import (
+	"github.com/fastpath-wrt/fastpath/src/netstate"
+)
 
 // Event kinds.
 const (
@@ -11,5 +13,5 @@ const (
 // Event is a connection conntrack created or destroyed.
 type Event struct {
 	Type string // EventNew or EventDestroy
-	Flow status.Flow
+	Flow netstate.Flow
 }

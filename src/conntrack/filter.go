@@ -3,6 +3,8 @@ package conntrack
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Filter selects conntrack entries. The zero Filter selects all of them.
@@ -92,14 +94,7 @@ func (s selector) matches(k *keys) bool {
 		return false
 	}
 	if s.addr.IsValid() {
-		// With NAT the far end of a connection shows up only in one of
-		// the two directions, so all four addresses are checked.
-		for _, a := range k.addrs {
-			if a.IsValid() && s.addr.Contains(a.Unmap()) {
-				return true
-			}
-		}
-		return false
+		return netstate.FirstEndIn(&k.addrs, s.addr) >= 0
 	}
 	return true
 }
@@ -138,17 +133,6 @@ func (s selector) queries() []dumpQuery {
 	v4, v6 := q, q
 	v4.family, v6.family = familyIPv4, familyIPv6
 	return []dumpQuery{v4, v6}
-}
-
-// firstSlot is the first end of an entry (original source, destination,
-// reply source, destination) in p, or -1.
-func firstSlot(k *keys, p netip.Prefix) int8 {
-	for i, a := range k.addrs {
-		if a.IsValid() && p.Contains(a.Unmap()) {
-			return int8(i)
-		}
-	}
-	return -1
 }
 
 // dumpQuery is one dump request's narrowing, in the kernel's terms.

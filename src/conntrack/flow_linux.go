@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
 	ct "github.com/ti-mo/conntrack"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // mapFlow turns a kernel conntrack entry into fastpath's Flow.
-func mapFlow(f ct.Flow) status.Flow {
+func mapFlow(f ct.Flow) netstate.Flow {
 	st := uint32(f.Status)
-	var v status.Flow
+	var v netstate.Flow
 	v.ID = f.ID
 	v.Family = "ipv4"
 	if f.TupleOrig.IP.SourceAddress.Is6() && !f.TupleOrig.IP.SourceAddress.Is4In6() {
@@ -35,8 +35,8 @@ func mapFlow(f ct.Flow) status.Flow {
 	return v
 }
 
-func mapTuple(t ct.Tuple) cut.Tuple {
-	return cut.Tuple{
+func mapTuple(t ct.Tuple) netstate.Tuple {
+	return netstate.Tuple{
 		Proto:   protoName(t.Proto.Protocol),
 		Src:     addrString(t.IP.SourceAddress),
 		Dst:     addrString(t.IP.DestinationAddress),
@@ -54,7 +54,7 @@ func addrString(a netip.Addr) string {
 
 // kernelTuple turns one direction of a reported flow back into the
 // kernel's tuple, for lookups and deletes.
-func kernelTuple(t cut.Tuple) (ct.Tuple, error) {
+func kernelTuple(t netstate.Tuple) (ct.Tuple, error) {
 	var out ct.Tuple
 	src, err := netip.ParseAddr(t.Src)
 	if err != nil {

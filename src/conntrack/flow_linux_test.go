@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
 	ct "github.com/ti-mo/conntrack"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 func TestOffloadOf(t *testing.T) {
@@ -49,10 +49,10 @@ func natFlow() ct.Flow {
 
 func TestMapFlow(t *testing.T) {
 	got := mapFlow(natFlow())
-	want := status.Flow{
+	want := netstate.Flow{
 		ID: 99, Family: "ipv4", Proto: "tcp", State: "ESTABLISHED",
-		Original: cut.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
-		Reply:    cut.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
+		Original: netstate.Tuple{Proto: "tcp", Src: "10.0.0.2", Dst: "198.51.100.7", SrcPort: 40000, DstPort: 443},
+		Reply:    netstate.Tuple{Proto: "tcp", Src: "198.51.100.7", Dst: "192.0.2.1", SrcPort: 443, DstPort: 61000},
 		Offload:  OffloadHardware, Assured: true, Packets: 15, Bytes: 1300, Timeout: 120, Mark: 7,
 	}
 	if got != want {
@@ -154,10 +154,10 @@ func TestSelectorQueries(t *testing.T) {
 
 func TestFlowHasAddress(t *testing.T) {
 	f := mapFlow(natFlow())
-	if !FlowHasAddress(f, netip.MustParsePrefix("192.0.2.1/32")) {
+	if !f.HasAddressIn(netip.MustParsePrefix("192.0.2.1/32")) {
 		t.Error("reply-side NAT address not found")
 	}
-	if FlowHasAddress(f, netip.MustParsePrefix("192.0.2.2/32")) {
+	if f.HasAddressIn(netip.MustParsePrefix("192.0.2.2/32")) {
 		t.Error("unrelated address found")
 	}
 }
@@ -171,7 +171,7 @@ func TestKernelTupleRoundTrip(t *testing.T) {
 	if back.IP != f.TupleReply.IP || back.Proto.Protocol != 6 || back.Proto.SourcePort != 443 || back.Proto.DestinationPort != 61000 {
 		t.Errorf("round trip: %+v, want %+v", back, f.TupleReply)
 	}
-	for _, bad := range []cut.Tuple{
+	for _, bad := range []netstate.Tuple{
 		{Proto: "tcp", Src: "10.0.0.1", Dst: "fd00::1"},
 		{Proto: "tcp", Src: "10.0.0.300", Dst: "10.0.0.1"},
 		{Proto: "bogus", Src: "10.0.0.1", Dst: "10.0.0.2"},

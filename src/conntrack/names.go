@@ -1,6 +1,9 @@
 package conntrack
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // protoName names an IP protocol number the way nft and conntrack print it.
 func protoName(p uint8) string {
@@ -23,6 +26,16 @@ func protoName(p uint8) string {
 		return "gre"
 	}
 	return strconv.Itoa(int(p))
+}
+
+// protoNumber is the inverse of protoName.
+func protoNumber(name string) (uint8, error) {
+	for n := 0; n < 256; n++ {
+		if protoName(uint8(n)) == name {
+			return uint8(n), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown protocol %q: use tcp, udp or a protocol number", name)
 }
 
 // tcpStateNames follows enum tcp_conntrack in

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack/cttest"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	ct "github.com/ti-mo/conntrack"
 )
 
@@ -87,7 +87,7 @@ func TestIntegrationOffloadedCounts(t *testing.T) {
 			}
 		}()
 	}
-	var counts status.FlowCounts
+	var counts netstate.FlowCounts
 	for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if counts, err = c.Counts(); err != nil {
 			t.Fatal(err)
@@ -109,7 +109,7 @@ func TestIntegrationOffloadedCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := status.FlowCounts{Total: len(all)}
+	want := netstate.FlowCounts{Total: len(all)}
 	for _, fl := range all {
 		if fl.Offload != OffloadNone {
 			want.Offloaded++

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack/cttest"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	ct "github.com/ti-mo/conntrack"
 )
 
@@ -50,13 +50,13 @@ func injectedLab(t *testing.T, n int) (*Client, *ct.Conn) {
 
 // reference is the whole table as ti-mo/conntrack decodes it, mapped as
 // fastpath reports a flow, by id.
-func reference(t *testing.T, ref *ct.Conn) map[uint32]status.Flow {
+func reference(t *testing.T, ref *ct.Conn) map[uint32]netstate.Flow {
 	t.Helper()
 	all, err := ref.Dump(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(map[uint32]status.Flow, len(all))
+	out := make(map[uint32]netstate.Flow, len(all))
 	for _, f := range all {
 		out[f.ID] = mapFlow(f)
 	}
@@ -65,7 +65,7 @@ func reference(t *testing.T, ref *ct.Conn) map[uint32]status.Flow {
 
 // wants is the filter's meaning written out on a reported flow, apart
 // from the code under test.
-func wants(f Filter, fl status.Flow) bool {
+func wants(f Filter, fl netstate.Flow) bool {
 	if f.Family != "" && fl.Family != f.Family || f.Proto != "" && fl.Proto != f.Proto {
 		return false
 	}
@@ -83,7 +83,7 @@ func wants(f Filter, fl status.Flow) bool {
 			return false
 		}
 	}
-	return !f.Address.IsValid() || FlowHasAddress(fl, f.Address)
+	return !f.Address.IsValid() || fl.HasAddressIn(f.Address)
 }
 
 // TestIntegrationSelectMatchesFullDecode: for every kind of filter, Select
@@ -174,7 +174,7 @@ func TestIntegrationSelectMatchesFullDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := status.FlowCounts{Total: len(all)}
+	want := netstate.FlowCounts{Total: len(all)}
 	for _, fl := range all {
 		if fl.Offload != OffloadNone {
 			want.Offloaded++

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	ct "github.com/ti-mo/conntrack"
 )
 
@@ -115,7 +115,7 @@ func TestIntegrationTuplesMatchFlows(t *testing.T) {
 	if len(full) < n {
 		t.Fatalf("full dump has %d entries, want at least the %d created", len(full), n)
 	}
-	want := make([]status.Flow, len(full))
+	want := make([]netstate.Flow, len(full))
 	for i, f := range full {
 		want[i] = tupleFields(f)
 	}
@@ -149,7 +149,7 @@ func TestIntegrationTuplesMatchFlows(t *testing.T) {
 
 	// Stopping early reads the rest of the dump, so the next one is whole.
 	seen := 0
-	if _, err := ctc.EachTuple(func(status.Flow) bool { seen++; return seen < 3 }); err != nil || seen != 3 {
+	if _, err := ctc.EachTuple(func(netstate.Flow) bool { seen++; return seen < 3 }); err != nil || seen != 3 {
 		t.Errorf("stopped dump: %d entries seen, %v; want 3", seen, err)
 	}
 	again, _, err := ctc.Tuples()
@@ -159,11 +159,11 @@ func TestIntegrationTuplesMatchFlows(t *testing.T) {
 }
 
 // tupleFields keeps what the lean dump reports of a full dump's entry.
-func tupleFields(f status.Flow) status.Flow {
-	return status.Flow{ID: f.ID, Family: f.Family, Proto: f.Proto, Original: f.Original, Reply: f.Reply, Offload: f.Offload, Assured: f.Assured}
+func tupleFields(f netstate.Flow) netstate.Flow {
+	return netstate.Flow{ID: f.ID, Family: f.Family, Proto: f.Proto, Original: f.Original, Reply: f.Reply, Offload: f.Offload, Assured: f.Assured}
 }
 
-func sortFlows(fs []status.Flow) {
+func sortFlows(fs []netstate.Flow) {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].ID < fs[j].ID })
 }
 
@@ -197,7 +197,7 @@ func BenchmarkIntegrationDump(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			seen := 0
-			if _, err := ctc.EachTuple(func(status.Flow) bool { seen++; return true }); err != nil || seen != n {
+			if _, err := ctc.EachTuple(func(netstate.Flow) bool { seen++; return true }); err != nil || seen != n {
 				b.Fatalf("%d entries, %v", seen, err)
 			}
 		}

@@ -3,7 +3,7 @@
 package conntrack
 
 import (
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // TupleDump tells how a lean dump went: the entries it read, and those it
@@ -20,7 +20,7 @@ type TupleDump struct {
 // It reads only those attributes, so it is several times cheaper than
 // Flows: it is what a cut, which has to look at every entry, uses.
 // When fn returns false the rest of the dump is abandoned.
-func (c *Client) EachTuple(fn func(status.Flow) bool) (TupleDump, error) {
+func (c *Client) EachTuple(fn func(netstate.Flow) bool) (TupleDump, error) {
 	var d TupleDump
 	wd, err := c.walk(dumpQuery{}, tupleVisitor(&d, fn))
 	d.Entries = wd.Entries
@@ -34,15 +34,15 @@ func (c *Client) EachTuple(fn func(status.Flow) bool) (TupleDump, error) {
 }
 
 // Tuples is EachTuple collected into a slice.
-func (c *Client) Tuples() ([]status.Flow, TupleDump, error) {
-	var out []status.Flow
-	d, err := c.EachTuple(func(f status.Flow) bool { out = append(out, f); return true })
+func (c *Client) Tuples() ([]netstate.Flow, TupleDump, error) {
+	var out []netstate.Flow
+	d, err := c.EachTuple(func(f netstate.Flow) bool { out = append(out, f); return true })
 	return out, d, err
 }
 
 // tupleVisitor parses each message of a dump for EachTuple, noting in d
 // the entries it cannot parse.
-func tupleVisitor(d *TupleDump, fn func(status.Flow) bool) func(uint8, []byte) bool {
+func tupleVisitor(d *TupleDump, fn func(netstate.Flow) bool) func(uint8, []byte) bool {
 	return func(_ uint8, attrs []byte) bool {
 		f, err := parseEntry(attrs, false)
 		if err != nil {

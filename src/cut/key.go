@@ -95,13 +95,3 @@ func DecodeKey(key []byte) (Tuple, error) {
 		DstPort: binary.BigEndian.Uint16(rest[8:10]),
 	}, nil
 }
-
-// Reverse is the tuple of the other direction, as seen on the same path.
-func (t Tuple) Reverse() Tuple {
-	return Tuple{Proto: t.Proto, Src: t.Dst, Dst: t.Src, SrcPort: t.DstPort, DstPort: t.SrcPort}
-}
-
-// String formats a tuple like conntrack -L does.
-func (t Tuple) String() string {
-	return fmt.Sprintf("%s src=%s dst=%s sport=%d dport=%d", t.Proto, t.Src, t.Dst, t.SrcPort, t.DstPort)
-}

@@ -1,9 +1,16 @@
-// Package cut drops cut connections in the fast path: a netdev table whose
-// ingress chains, ahead of the flowtable, drop frames of 5-tuples in
-// timeout sets that every matching frame keeps alive.
+// Package cut holds what the verdict cut is made of, without the kernel:
+// its settings, a cut's record and the cut part of the status, the set key
+// of a tuple, block-list parsing, and the nft text of its netdev table (an
+// ingress chain per device, ahead of the flowtable, dropping frames of
+// 5-tuples in timeout sets that every matching frame keeps alive). The
+// engine in cut/engine applies it.
 package cut
 
-import "time"
+import (
+	"time"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
+)
 
 // Verdict is what an inspector or a block list decides for a connection.
 type Verdict string
@@ -13,14 +20,10 @@ const (
 	VerdictForward Verdict = "forward" // clear the cut; the flow may be offloaded again
 )
 
-// Tuple is one direction of a connection as it arrives on a device.
-type Tuple struct {
-	Proto   string `json:"proto"` // "tcp" or "udp"
-	Src     string `json:"src"`
-	Dst     string `json:"dst"`
-	SrcPort uint16 `json:"sport"`
-	DstPort uint16 `json:"dport"`
-}
+// Tuple is one direction of a connection, the key of a cut. It is the
+// tuple conntrack reports (netstate.Tuple), so a flow's tuples are cut as
+// they are read.
+type Tuple = netstate.Tuple
 
 // CutOptions are what a call may ask beyond the rules.
 type CutOptions struct {

@@ -10,6 +10,8 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
+	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
@@ -27,11 +29,11 @@ func (c controller) Status(ctx context.Context) (status.Status, error) {
 
 func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) {
 	st := c.d.statusUncounted(ctx)
-	modes := []string{status.ModeOff}
+	modes := []string{plan.ModeOff}
 	if st.Kernel.Flowtable {
-		modes = append(modes, status.ModeSoftware)
+		modes = append(modes, plan.ModeSoftware)
 		if st.Platform.HWOffloadCapable {
-			modes = append(modes, status.ModeHardware)
+			modes = append(modes, plan.ModeHardware)
 		}
 	}
 	return rpc.Capabilities{Platform: st.Platform, Kernel: st.Kernel, Modes: modes}, nil
@@ -41,7 +43,7 @@ func (c controller) Capabilities(ctx context.Context) (rpc.Capabilities, error) 
 // narrows the dump by offload bits and protocol where it can, the rest
 // (the address, older kernels' share) is checked on each entry as it
 // streams by, and only the first q.Limit are decoded.
-func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]status.Flow, int, error) {
+func (c controller) Flows(ctx context.Context, q rpc.FlowQuery) ([]netstate.Flow, int, error) {
 	f := conntrack.Filter{Proto: q.Proto, Offload: q.Offload}
 	if q.Address != "" {
 		p, err := cut.ParsePrefix(q.Address)

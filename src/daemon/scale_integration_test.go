@@ -19,7 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack/cttest"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/supervise"
@@ -40,7 +42,7 @@ func (r *Reconciler) countFlows(st *status.Status) {
 			st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
 			return
 		}
-		st.Flows = status.FlowCounts{Total: n}
+		st.Flows = netstate.FlowCounts{Total: n}
 		return
 	}
 	counts, err := r.ct.Counts()
@@ -72,7 +74,7 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 		st.Kernel.Missing = append(st.Kernel.Missing, r.refused.reason)
 	}
 	if st.Tunnels == nil {
-		st.Tunnels = []status.Tunnel{}
+		st.Tunnels = []plan.Tunnel{}
 	}
 	st.Flowtable = status.Flowtable{
 		Table:   "inet " + nft.TableName,
@@ -103,15 +105,15 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 
 // effective is the mode the kernel really runs, with the plan's reason
 // when it agrees and the first error when it does not.
-func effective(m status.Mode, want nft.Spec, k nft.Kernel, errs []string) (string, string) {
-	got := status.ModeOff
+func effective(m plan.Mode, want netstate.FlowtableSpec, k netstate.KernelFlowtable, errs []string) (string, string) {
+	got := plan.ModeOff
 	if k.FlowtablePresent && k.ForwardRule && len(k.Devices) > 0 {
-		got = status.ModeSoftware
+		got = plan.ModeSoftware
 		if k.Hardware {
-			got = status.ModeHardware
+			got = plan.ModeHardware
 		}
 	}
-	if got == m.Effective || (m.Effective == "" && got == status.ModeOff) {
+	if got == m.Effective || (m.Effective == "" && got == plan.ModeOff) {
 		return got, m.Reason
 	}
 	why := "the kernel does not have the planned flowtable"
@@ -123,7 +125,7 @@ func effective(m status.Mode, want nft.Spec, k nft.Kernel, errs []string) (strin
 	return got, m.Reason + "; but " + why
 }
 
-func inSync(want nft.Spec, k nft.Kernel) bool {
+func inSync(want netstate.FlowtableSpec, k netstate.KernelFlowtable) bool {
 	if !want.Enabled {
 		return !k.TablePresent
 	}

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nft"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/plan"
 )
 
 func TestEffectiveIsTheKernels(t *testing.T) {
-	sw := status.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"}
-	spec := nft.Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true}
-	have := nft.Kernel{TablePresent: true, FlowtablePresent: true, ForwardRule: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	sw := plan.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"}
+	spec := netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true}
+	have := netstate.KernelFlowtable{TablePresent: true, FlowtablePresent: true, ForwardRule: true, Devices: []string{"wan0", "lan0"}, Counter: true}
 
 	if got, why := effective(sw, spec, have, nil); got != "software" || why != sw.Reason {
 		t.Errorf("agreeing kernel: %s, %q", got, why)
@@ -23,7 +24,7 @@ func TestEffectiveIsTheKernels(t *testing.T) {
 	if got, _ := effective(sw, spec, hw, nil); got != "hardware" {
 		t.Errorf("flags offload in the kernel: %s, want hardware", got)
 	}
-	if got, why := effective(sw, spec, nft.Kernel{}, []string{"this kernel has no flowtable support"}); got != "off" ||
+	if got, why := effective(sw, spec, netstate.KernelFlowtable{}, []string{"this kernel has no flowtable support"}); got != "off" ||
 		!strings.Contains(why, "no flowtable support") {
 		t.Errorf("no flowtable: %s, %q", got, why)
 	}
@@ -35,8 +36,8 @@ func TestEffectiveIsTheKernels(t *testing.T) {
 }
 
 func TestInSync(t *testing.T) {
-	spec := nft.Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true}
-	k := nft.Kernel{TablePresent: true, FlowtablePresent: true, ForwardRule: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	spec := netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true}
+	k := netstate.KernelFlowtable{TablePresent: true, FlowtablePresent: true, ForwardRule: true, Devices: []string{"wan0", "lan0"}, Counter: true}
 	if !inSync(spec, k) {
 		t.Error("same devices in another order are in sync")
 	}
@@ -49,7 +50,7 @@ func TestInSync(t *testing.T) {
 	if inSync(spec, k) {
 		t.Error("a missing device is not in sync")
 	}
-	if !inSync(nft.Spec{}, nft.Kernel{}) || inSync(nft.Spec{}, nft.Kernel{TablePresent: true}) {
+	if !inSync(netstate.FlowtableSpec{}, netstate.KernelFlowtable{}) || inSync(netstate.FlowtableSpec{}, netstate.KernelFlowtable{TablePresent: true}) {
 		t.Error("disabled: in sync exactly when the table is gone")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Apply makes the kernel hold what s asks for. It reads the kernel first and
@@ -20,8 +22,8 @@ import (
 // Errors: ErrNoFlowtable, ErrNoFlowOffloadExpr, ErrHardwareUnsupported (with
 // Result.HardwareRefused; the caller re-applies with Hardware false, or uses
 // ApplyWithFallback), ErrNoDevice (a *DeviceError naming the device).
-func (b *Backend) Apply(s Spec) (Result, error) {
-	if err := s.Validate(); err != nil {
+func (b *Backend) Apply(s netstate.FlowtableSpec) (Result, error) {
+	if err := validate(s); err != nil {
 		return Result{}, err
 	}
 	o, err := b.read()
@@ -64,7 +66,7 @@ func (b *Backend) Apply(s Spec) (Result, error) {
 // HardwareRefused set and says so in its first action; the caller should
 // make the configuration truthful (flow_offloading_hw 0) so fw4 never fails
 // to load on the same flag.
-func (b *Backend) ApplyWithFallback(s Spec) (Result, error) {
+func (b *Backend) ApplyWithFallback(s netstate.FlowtableSpec) (Result, error) {
 	res, err := b.Apply(s)
 	if !errors.Is(err, ErrHardwareUnsupported) {
 		return res, err
@@ -155,7 +157,7 @@ func buildBatch(ops []op) (*batch, error) {
 
 // explain turns the kernel's error for message m into one that names the
 // missing piece and the fix.
-func (b *Backend) explain(m netlink.Message, action string, kerr error, s Spec) error {
+func (b *Backend) explain(m netlink.Message, action string, kerr error, s netstate.FlowtableSpec) error {
 	switch msgType(m) {
 	case nftables.NFT_MSG_NEWFLOWTABLE:
 		if s.Hardware && errors.Is(kerr, unix.EOPNOTSUPP) {

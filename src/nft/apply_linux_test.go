@@ -9,6 +9,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 const (
@@ -35,30 +37,30 @@ var replaceRule = []int{unix.NFT_MSG_DELRULE, newSet, newSetElem, newRule}
 
 func TestApplySendsOnlyTheDifference(t *testing.T) {
 	k, b := newFakeKernel(t)
-	spec := Spec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	spec := netstate.FlowtableSpec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
 	steps := []struct {
 		name      string
-		change    func(*Spec)
+		change    func(*netstate.FlowtableSpec)
 		batch     []int    // nil: no batch at all
 		devices   []string // devices named by the flowtable message
 		recreated bool
 		kernel    []string // the fake kernel's devices after
 	}{
-		{"first apply", func(*Spec) {}, wholeTable, []string{"lan0", "wan0"}, false, []string{"lan0", "wan0"}},
-		{"same spec again", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan0"}},
-		{"device added", func(s *Spec) { s.Devices = []string{"lan0", "wan0", "wan1"} }, []int{newFlowtable}, []string{"wan1"}, false, []string{"lan0", "wan0", "wan1"}},
-		{"device removed", func(s *Spec) { s.Devices = []string{"lan0", "wan1"} }, []int{delFlowtable}, []string{"wan0"}, false, []string{"lan0", "wan1"}},
-		{"again after removal", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"first apply", func(*netstate.FlowtableSpec) {}, wholeTable, []string{"lan0", "wan0"}, false, []string{"lan0", "wan0"}},
+		{"same spec again", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan0"}},
+		{"device added", func(s *netstate.FlowtableSpec) { s.Devices = []string{"lan0", "wan0", "wan1"} }, []int{newFlowtable}, []string{"wan1"}, false, []string{"lan0", "wan0", "wan1"}},
+		{"device removed", func(s *netstate.FlowtableSpec) { s.Devices = []string{"lan0", "wan1"} }, []int{delFlowtable}, []string{"wan0"}, false, []string{"lan0", "wan1"}},
+		{"again after removal", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
 		// A new rule in the same chain: the flowtable and its flows stay.
-		{"offload after 30 packets", func(s *Spec) { s.OffloadAfterPackets = 30 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
-		{"again after 30 packets", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
-		{"offload after 1000 packets", func(s *Spec) { s.OffloadAfterPackets = 1000 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
-		{"offload at once again", func(s *Spec) { s.OffloadAfterPackets = 0 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
-		{"again at once", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
-		{"offload flag on", func(s *Spec) { s.Hardware = true }, append([]int{delTable}, wholeTable...), []string{"lan0", "wan1"}, true, []string{"lan0", "wan1"}},
-		{"again with offload", func(*Spec) {}, nil, nil, false, []string{"lan0", "wan1"}},
-		{"disabled", func(s *Spec) { s.Enabled = false }, []int{delTable}, nil, false, nil},
-		{"disabled again", func(*Spec) {}, nil, nil, false, nil},
+		{"offload after 30 packets", func(s *netstate.FlowtableSpec) { s.OffloadAfterPackets = 30 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"again after 30 packets", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"offload after 1000 packets", func(s *netstate.FlowtableSpec) { s.OffloadAfterPackets = 1000 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"offload at once again", func(s *netstate.FlowtableSpec) { s.OffloadAfterPackets = 0 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"again at once", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"offload flag on", func(s *netstate.FlowtableSpec) { s.Hardware = true }, append([]int{delTable}, wholeTable...), []string{"lan0", "wan1"}, true, []string{"lan0", "wan1"}},
+		{"again with offload", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"disabled", func(s *netstate.FlowtableSpec) { s.Enabled = false }, []int{delTable}, nil, false, nil},
+		{"disabled again", func(*netstate.FlowtableSpec) {}, nil, nil, false, nil},
 	}
 	for _, st := range steps {
 		st.change(&spec)
@@ -107,7 +109,7 @@ func TestApplySendsOnlyTheDifference(t *testing.T) {
 func TestApplyKeepsTheFlowtableWhileDevicesChange(t *testing.T) {
 	k, b := newFakeKernel(t)
 	for _, devs := range [][]string{{"lan0"}, {"lan0", "wan0"}, {"wan0"}, {}, {"lan0", "wan1"}} {
-		if _, err := b.Apply(Spec{Enabled: true, Devices: devs, Counter: true}); err != nil {
+		if _, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: devs, Counter: true}); err != nil {
 			t.Fatalf("devices %v: %v", devs, err)
 		}
 		got, err := b.Read()
@@ -125,7 +127,7 @@ func TestApplyKeepsTheFlowtableWhileDevicesChange(t *testing.T) {
 
 func TestApplyRepairsWhatOthersChanged(t *testing.T) {
 	k, b := newFakeKernel(t)
-	spec := Spec{Enabled: true, Devices: []string{"lan0"}, Counter: true}
+	spec := netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}, Counter: true}
 	if _, err := b.Apply(spec); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestApplyExplainsKernelErrors(t *testing.T) {
 			k, b := newFakeKernel(t)
 			k.fail = c.fail
 			b.linkExists = func(name string) (bool, error) { return name != c.missing, nil }
-			res, err := b.Apply(Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: c.hardware, Counter: true})
+			res, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: c.hardware, Counter: true})
 			if !errors.Is(err, c.want) {
 				t.Fatalf("err = %v, want errors.Is %v", err, c.want)
 			}
@@ -213,7 +215,7 @@ func TestApplyExplainsKernelErrors(t *testing.T) {
 func TestApplyWithFallbackRunsSoftware(t *testing.T) {
 	k, b := newFakeKernel(t)
 	k.fail = failOn(newFlowtable, unix.EOPNOTSUPP, true)
-	res, err := b.ApplyWithFallback(Spec{Enabled: true, Devices: []string{"lan0"}, Hardware: true, Counter: true})
+	res, err := b.ApplyWithFallback(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}, Hardware: true, Counter: true})
 	if err != nil || !res.Changed || !res.HardwareRefused || !strings.Contains(res.Actions[0], "software") {
 		t.Fatalf("fallback: %+v, %v", res, err)
 	}
@@ -223,7 +225,7 @@ func TestApplyWithFallbackRunsSoftware(t *testing.T) {
 	// Not a hardware problem: no fallback, the error stays.
 	k2, b2 := newFakeKernel(t)
 	k2.fail = failOn(newFlowtable, unix.ENOENT, false)
-	if _, err := b2.ApplyWithFallback(Spec{Enabled: true, Devices: []string{"lan0"}, Hardware: true}); !errors.Is(err, ErrNoFlowtable) || len(k2.batches) != 1 {
+	if _, err := b2.ApplyWithFallback(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}, Hardware: true}); !errors.Is(err, ErrNoFlowtable) || len(k2.batches) != 1 {
 		t.Fatalf("no-flowtable kernel: %v after %d batches; want ErrNoFlowtable after one", err, len(k2.batches))
 	}
 }
@@ -233,7 +235,7 @@ func TestCleanupIsIdempotent(t *testing.T) {
 	if err := b.Cleanup(); err != nil || len(k.batches) != 0 {
 		t.Fatalf("Cleanup with no table: %v, %d batches", err, len(k.batches))
 	}
-	if _, err := b.Apply(Spec{Enabled: true, Devices: []string{"lan0"}}); err != nil {
+	if _, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
@@ -248,7 +250,7 @@ func TestCleanupIsIdempotent(t *testing.T) {
 
 func TestApplyRefusesAnInvalidSpecBeforeTheKernel(t *testing.T) {
 	k, b := newFakeKernel(t)
-	if _, err := b.Apply(Spec{Enabled: true, Devices: []string{"lan0", "bad name"}}); err == nil || !strings.Contains(err.Error(), `"bad name"`) {
+	if _, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "bad name"}}); err == nil || !strings.Contains(err.Error(), `"bad name"`) {
 		t.Fatalf("err = %v", err)
 	}
 	if len(k.batches) != 0 {

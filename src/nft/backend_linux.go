@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"sort"
 
@@ -61,13 +62,13 @@ func (b *Backend) nftConn() (*nftables.Conn, error) {
 }
 
 // Read reports what the kernel has for table inet fastpath.
-func (b *Backend) Read() (Kernel, error) {
+func (b *Backend) Read() (netstate.KernelFlowtable, error) {
 	o, err := b.read()
-	return o.Kernel, err
+	return o.KernelFlowtable, err
 }
 
 func (b *Backend) read() (observed, error) {
-	o := observed{Kernel: Kernel{Devices: []string{}}} // "devices": [] in JSON, never null
+	o := observed{KernelFlowtable: netstate.KernelFlowtable{Devices: []string{}}} // "devices": [] in JSON, never null
 	c, err := b.nftConn()
 	if err != nil {
 		return o, err

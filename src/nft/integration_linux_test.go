@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // These tests run in a network namespace of their own with veths they
@@ -58,7 +60,7 @@ func requireNoFlowtable(t *testing.T, b *Backend, res Result, err error) {
 	}
 }
 
-func mustRead(t *testing.T, b *Backend) Kernel {
+func mustRead(t *testing.T, b *Backend) netstate.KernelFlowtable {
 	t.Helper()
 	k, err := b.Read()
 	if err != nil {
@@ -69,7 +71,7 @@ func mustRead(t *testing.T, b *Backend) Kernel {
 
 func TestIntegrationApplyIncrementalAndCleanup(t *testing.T) {
 	b, fd := newTestBackend(t, "lan0", "wan0", "wan1")
-	spec := Spec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	spec := netstate.FlowtableSpec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
 	res, err := b.Apply(spec)
 	if !expectFlowtable() {
 		requireNoFlowtable(t, b, res, err)
@@ -157,7 +159,7 @@ func TestIntegrationApplyIncrementalAndCleanup(t *testing.T) {
 
 func TestIntegrationHardwareOnVethIsRefusedCleanly(t *testing.T) {
 	b, _ := newTestBackend(t, "lan0", "wan0")
-	spec := Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: true, Counter: true}
+	spec := netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: true, Counter: true}
 	res, err := b.Apply(spec)
 	if !expectFlowtable() {
 		requireNoFlowtable(t, b, res, err)
@@ -180,7 +182,7 @@ func TestIntegrationHardwareOnVethIsRefusedCleanly(t *testing.T) {
 
 func TestIntegrationMissingDeviceIsNamed(t *testing.T) {
 	b, _ := newTestBackend(t, "lan0")
-	res, err := b.Apply(Spec{Enabled: true, Devices: []string{"lan0", "ghost0"}, Counter: true})
+	res, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "ghost0"}, Counter: true})
 	if !expectFlowtable() {
 		// Without flowtables the kernel's ENOENT cannot tell the two
 		// apart; either answer names a real problem, and nothing changes.
@@ -252,7 +254,7 @@ func TestIntegrationWatchSeesForeignDelete(t *testing.T) {
 	if expectFlowtable() {
 		// A flowtable change alone: google/nftables does not decode
 		// flowtable events, Watch must still report the generation.
-		if _, err := b.Apply(Spec{Enabled: true, Devices: []string{"lan0"}, Counter: true}); err != nil {
+		if _, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}, Counter: true}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -271,7 +273,7 @@ func TestIntegrationWatchSeesForeignDelete(t *testing.T) {
 		if calls.Load() == 0 {
 			t.Fatal("a foreign device added to our flowtable was not reported")
 		}
-		if res, err := b.Apply(Spec{Enabled: true, Devices: []string{"lan0"}, Counter: true}); err != nil || !res.Changed {
+		if res, err := b.Apply(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}, Counter: true}); err != nil || !res.Changed {
 			t.Fatalf("repairing the foreign device: %+v, %v", res, err)
 		}
 		if k := mustRead(t, b); strings.Join(k.Devices, ",") != "lan0" {
@@ -291,7 +293,7 @@ func TestIntegrationWatchSeesForeignDelete(t *testing.T) {
 
 // compareWithNft checks that `nft list table inet fastpath` shows what Render
 // says, modulo whitespace, quotes and semicolons (nft versions differ there).
-func compareWithNft(t *testing.T, fd int, spec Spec) {
+func compareWithNft(t *testing.T, fd int, spec netstate.FlowtableSpec) {
 	t.Helper()
 	nftPath, err := exec.LookPath("nft")
 	if err != nil {

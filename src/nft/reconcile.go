@@ -3,12 +3,14 @@ package nft
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // observed is what Read found, with the details reconcile needs beyond the
-// public Kernel report.
+// public KernelFlowtable report.
 type observed struct {
-	Kernel
+	netstate.KernelFlowtable
 	chainShapeOK bool // filter type, forward hook, priority filter - 1, policy accept
 	ruleCount    int  // rules in our chain, ours or not
 }
@@ -40,7 +42,7 @@ type op struct {
 // reconcile lists the changes that turn the observed state into the spec, in
 // the order they must go into one batch. No changes: an empty list. It is
 // pure so every transition is tested without a kernel.
-func reconcile(o observed, s Spec) []op {
+func reconcile(o observed, s netstate.FlowtableSpec) []op {
 	devs := normalDevices(s.Devices)
 	table := "table inet " + TableName
 	if !s.Enabled {

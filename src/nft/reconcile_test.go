@@ -5,13 +5,15 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // synced is the observed state that exactly matches s.
-func synced(s Spec) observed {
+func synced(s netstate.FlowtableSpec) observed {
 	devs := normalDevices(s.Devices)
 	return observed{
-		Kernel: Kernel{TablePresent: true, FlowtablePresent: true, Devices: devs, Hardware: s.Hardware, Counter: s.Counter,
+		KernelFlowtable: netstate.KernelFlowtable{TablePresent: true, FlowtablePresent: true, Devices: devs, Hardware: s.Hardware, Counter: s.Counter,
 			Hook: "ingress", ChainPresent: true, ForwardRule: true, OffloadAfterPackets: s.OffloadAfterPackets},
 		chainShapeOK: true, ruleCount: 1,
 	}
@@ -26,7 +28,7 @@ func kinds(ops []op) []opKind {
 }
 
 func TestReconcile(t *testing.T) {
-	sw := Spec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
+	sw := netstate.FlowtableSpec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}
 	hw := sw
 	hw.Hardware = true
 	noCounter := sw
@@ -56,12 +58,12 @@ func TestReconcile(t *testing.T) {
 	cases := []struct {
 		name string
 		have observed
-		want Spec
+		want netstate.FlowtableSpec
 		ops  []opKind
 		devs [][]string // devices of each op, where it names some
 	}{
-		{"off and absent", observed{}, Spec{}, []opKind{}, nil},
-		{"off and present", synced(sw), Spec{}, []opKind{opDeleteTable}, nil},
+		{"off and absent", observed{}, netstate.FlowtableSpec{}, []opKind{}, nil},
+		{"off and present", synced(sw), netstate.FlowtableSpec{}, []opKind{opDeleteTable}, nil},
 		{"first apply", observed{}, sw, []opKind{opCreateTable}, [][]string{{"lan0", "wan0"}}},
 		{"in sync", synced(sw), sw, []opKind{}, nil},
 		{"device added", synced(sw), plusWan1, []opKind{opAddDevices}, [][]string{{"wan1"}}},
@@ -107,7 +109,7 @@ func model(o observed, ops []op) observed {
 		case opDeleteTable:
 			o = observed{}
 		case opCreateTable:
-			o = synced(Spec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter, OffloadAfterPackets: p.after})
+			o = synced(netstate.FlowtableSpec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter, OffloadAfterPackets: p.after})
 		case opAddFlowtable:
 			o.FlowtablePresent, o.Devices, o.Hardware, o.Counter, o.Hook, o.Priority = true, p.devices, p.hardware, p.counter, "ingress", 0
 		case opAddDevices:
@@ -125,7 +127,7 @@ func model(o observed, ops []op) observed {
 // Any sequence of specs converges in one step, a second reconcile finds
 // nothing to do, and only a flag change ever recreates the flowtable.
 func TestReconcileConvergesInAnyOrder(t *testing.T) {
-	specs := []Spec{
+	specs := []netstate.FlowtableSpec{
 		{},
 		{Enabled: true, Counter: true},
 		{Enabled: true, Devices: []string{"lan0"}, Counter: true},
@@ -147,12 +149,12 @@ func TestReconcileConvergesInAnyOrder(t *testing.T) {
 				t.Fatalf("round %d: after %v the spec %+v still needs %v", round, kinds(ops), s, kinds(again))
 			}
 			if s.Enabled && (!reflect.DeepEqual(normalDevices(s.Devices), normalDevices(o.Devices)) || o.Hardware != s.Hardware || o.Counter != s.Counter || o.OffloadAfterPackets != s.OffloadAfterPackets) {
-				t.Fatalf("round %d: model %+v does not match spec %+v", round, o.Kernel, s)
+				t.Fatalf("round %d: model %+v does not match spec %+v", round, o.KernelFlowtable, s)
 			}
 			recreated := len(ops) > 0 && ops[0].kind == opDeleteTable && s.Enabled
 			flagsChanged := s.Enabled && before.FlowtablePresent && (before.Hardware != s.Hardware || before.Counter != s.Counter)
 			if recreated != flagsChanged {
-				t.Fatalf("round %d: %+v -> %+v recreated=%v, flags changed=%v", round, before.Kernel, s, recreated, flagsChanged)
+				t.Fatalf("round %d: %+v -> %+v recreated=%v, flags changed=%v", round, before.KernelFlowtable, s, recreated, flagsChanged)
 			}
 		}
 	}

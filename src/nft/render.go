@@ -4,13 +4,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Render returns the nft -f text of the table a spec asks for: exactly what
 // Apply makes the kernel hold, in the layout `nft list table` prints, so
 // `fastpath print`, golden tests and a person comparing by eye all read the
 // same text. A disabled spec renders as a comment: there is no table then.
-func Render(s Spec) string {
+func Render(s netstate.FlowtableSpec) string {
 	if !s.Enabled {
 		return "# offload is off: table inet " + TableName + " is removed if present\n"
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // goldenFiles are compiled in, so the test binary runs anywhere (the VM lab
@@ -19,14 +21,14 @@ var goldenFiles embed.FS
 func TestRenderGolden(t *testing.T) {
 	cases := []struct {
 		file string
-		spec Spec
+		spec netstate.FlowtableSpec
 	}{
-		{"software.nft", Spec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}},
+		{"software.nft", netstate.FlowtableSpec{Enabled: true, Devices: []string{"wan0", "lan0"}, Counter: true}},
 		// duplicates collapse, a VLAN device is quoted for nft's parser
-		{"hardware.nft", Spec{Enabled: true, Devices: []string{"wan0", "lan0", "eth0.2", "lan0"}, Hardware: true, Counter: true}},
-		{"no-devices.nft", Spec{Enabled: true, Counter: true}},
-		{"after-packets.nft", Spec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, OffloadAfterPackets: 30}},
-		{"disabled.nft", Spec{Enabled: false, Devices: []string{"lan0"}, Hardware: true, Counter: true}},
+		{"hardware.nft", netstate.FlowtableSpec{Enabled: true, Devices: []string{"wan0", "lan0", "eth0.2", "lan0"}, Hardware: true, Counter: true}},
+		{"no-devices.nft", netstate.FlowtableSpec{Enabled: true, Counter: true}},
+		{"after-packets.nft", netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, OffloadAfterPackets: 30}},
+		{"disabled.nft", netstate.FlowtableSpec{Enabled: false, Devices: []string{"lan0"}, Hardware: true, Counter: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -44,26 +46,26 @@ func TestRenderGolden(t *testing.T) {
 
 func TestRenderDoesNotReorderCallersDevices(t *testing.T) {
 	devs := []string{"wan0", "lan0"}
-	Render(Spec{Enabled: true, Devices: devs})
+	Render(netstate.FlowtableSpec{Enabled: true, Devices: devs})
 	if devs[0] != "wan0" || devs[1] != "lan0" {
 		t.Fatalf("Render sorted the caller's slice in place: %v", devs)
 	}
 }
 
 func TestRenderWithoutCounterHasNoCounterLine(t *testing.T) {
-	got := Render(Spec{Enabled: true, Devices: []string{"lan0"}})
+	got := Render(netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0"}})
 	if strings.Contains(got, "counter") {
 		t.Fatalf("Counter false but rendered a counter line:\n%s", got)
 	}
 }
 
 func TestValidate(t *testing.T) {
-	good := Spec{Enabled: true, Devices: []string{"lan0", "eth0.2", "br-lan", "wlan0-1", "pppoe-wan"}}
-	if err := good.Validate(); err != nil {
+	good := netstate.FlowtableSpec{Enabled: true, Devices: []string{"lan0", "eth0.2", "br-lan", "wlan0-1", "pppoe-wan"}}
+	if err := validate(good); err != nil {
 		t.Fatalf("valid devices refused: %v", err)
 	}
 	for _, bad := range []string{"", "averyveryverylongname", "lan 0", `a"b`, "a/b", "a}b"} {
-		err := Spec{Devices: []string{"lan0", bad}}.Validate()
+		err := validate(netstate.FlowtableSpec{Devices: []string{"lan0", bad}})
 		if err == nil {
 			t.Errorf("device %q accepted", bad)
 			continue
@@ -85,8 +87,8 @@ func FuzzRenderValidSpec(f *testing.F) {
 		if list != "" {
 			devs = strings.Split(list, ",")
 		}
-		s := Spec{Enabled: true, Devices: devs, Hardware: hw, Counter: counter}
-		if s.Validate() != nil {
+		s := netstate.FlowtableSpec{Enabled: true, Devices: devs, Hardware: hw, Counter: counter}
+		if validate(s) != nil {
 			return
 		}
 		out := Render(s)

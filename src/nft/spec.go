@@ -9,31 +9,3 @@ const (
 	FlowtableName = "ft"
 	ChainName     = "forward"
 )
-
-// Spec is the desired flowtable state.
-type Spec struct {
-	Enabled  bool     `json:"enabled"`  // false: the flowtable and forward chain are removed
-	Devices  []string `json:"devices"`  // sorted ingress devices of the flowtable
-	Hardware bool     `json:"hardware"` // "flags offload"
-	Counter  bool     `json:"counter"`  // "counter": per-flow byte counters in conntrack
-	// OffloadAfterPackets > 0: a connection is offloaded only once it has
-	// that many packets (both directions), so inspectors see the first ones.
-	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`
-}
-
-// Kernel is what the kernel really has for our table.
-type Kernel struct {
-	TablePresent     bool     `json:"table_present"`
-	FlowtablePresent bool     `json:"flowtable_present"`
-	Devices          []string `json:"devices"`
-	Hardware         bool     `json:"hardware"`
-	Counter          bool     `json:"counter"`
-	Hook             string   `json:"hook,omitempty"`
-	Priority         int32    `json:"priority"`
-	ForwardRule      bool     `json:"forward_rule"` // our "flow add @ft" rule is in place
-	// OffloadAfterPackets is the packet count our rule waits for (0: none).
-	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`
-
-	Handle       uint64 `json:"handle,omitempty"` // flowtable handle: unchanged while the flowtable lives
-	ChainPresent bool   `json:"chain_present"`    // our forward chain exists (hook and priority may still differ)
-}

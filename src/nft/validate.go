@@ -3,14 +3,16 @@ package nft
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // maxDeviceName is IFNAMSIZ minus the terminating NUL.
 const maxDeviceName = 15
 
-// Validate reports the first device name the kernel could never accept, so a
+// validate reports the first device name the kernel could never accept, so a
 // bad plan fails before anything is sent.
-func (s Spec) Validate() error {
+func validate(s netstate.FlowtableSpec) error {
 	for i, d := range s.Devices {
 		switch {
 		case d == "":

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // IPIP rx acceleration in the flowtable (ipip_fill_forward_path) was merged
@@ -54,8 +54,8 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // and its gzip reader cost the binary more than its flash budget allows.
 // Apply has the final word: a feature found here can still be refused, and
 // one we cannot see (no config, no module tree) is assumed present.
-func KernelFeatures(root, release string) status.Kernel {
-	k := status.Kernel{Release: release, Flowtable: true, NetdevTable: true}
+func KernelFeatures(root, release string) netstate.KernelFeatures {
+	k := netstate.KernelFeatures{Release: release, Flowtable: true, NetdevTable: true}
 	if cfg := readKernelConfig(root, release); cfg != nil {
 		k.Flowtable = cfg["CONFIG_NF_FLOW_TABLE"] == "y" || cfg["CONFIG_NF_FLOW_TABLE"] == "m"
 		// NF_TABLES_NETDEV is a bool inside nf_tables, never a module.

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/platform"
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // Snapshot is everything planning needs, read at one moment.
@@ -26,8 +26,8 @@ type Snapshot struct {
 	// of IPIP interfaces, keyed by the peer's address; read on a live
 	// router only (root "/"), where policy rules may route a peer past the
 	// main table.
-	PeerRoutes map[string]Route `json:"peer_routes,omitempty"`
-	Kernel     status.Kernel    `json:"kernel"`
+	PeerRoutes map[string]Route        `json:"peer_routes,omitempty"`
+	Kernel     netstate.KernelFeatures `json:"kernel"`
 	// Shapers are the devices SQM shapes, with the evidence.
 	Shapers []Shaper `json:"shapers,omitempty"`
 }

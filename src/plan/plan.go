@@ -9,20 +9,19 @@ import (
 	"sort"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/observe"
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // Plan is the desired state.
 type Plan struct {
-	Enabled   bool              `json:"enabled"` // fastpath.main.enabled
-	Mode      status.Mode       `json:"mode"`
-	Flowtable nft.Spec          `json:"flowtable"`
-	Tunnels   []status.Tunnel   `json:"tunnels"`
-	Cut       Cut               `json:"cut"`
-	UCIFixes  []UCIFix          `json:"uci_fixes,omitempty"`
-	Decisions []status.Decision `json:"decisions"`
+	Enabled   bool                   `json:"enabled"` // fastpath.main.enabled
+	Mode      Mode                   `json:"mode"`
+	Flowtable netstate.FlowtableSpec `json:"flowtable"`
+	Tunnels   []Tunnel               `json:"tunnels"`
+	Cut       Cut                    `json:"cut"`
+	UCIFixes  []UCIFix               `json:"uci_fixes,omitempty"`
+	Decisions []Decision             `json:"decisions"`
 }
 
 // Cut is where and how the verdict cut runs.
@@ -64,10 +63,10 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 	}
 	devices := p.flowtableDevices(s)
 	p.Mode = p.mode(s, c, shapedPaths(s, devices))
-	p.Flowtable = nft.Spec{
-		Enabled:  p.Enabled && p.Mode.Effective != status.ModeOff,
+	p.Flowtable = netstate.FlowtableSpec{
+		Enabled:  p.Enabled && p.Mode.Effective != ModeOff,
 		Devices:  devices,
-		Hardware: p.Mode.Effective == status.ModeHardware,
+		Hardware: p.Mode.Effective == ModeHardware,
 		Counter:  true,
 	}
 	if n := s.Settings.Fastpath.OffloadAfterPackets; n > 0 {
@@ -101,7 +100,7 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 }
 
 func (p *Plan) note(topic, format string, args ...any) {
-	p.Decisions = append(p.Decisions, status.Decision{Topic: topic, Reason: fmt.Sprintf(format, args...)})
+	p.Decisions = append(p.Decisions, Decision{Topic: topic, Reason: fmt.Sprintf(format, args...)})
 }
 
 func sortedSet(m map[string]bool) []string {

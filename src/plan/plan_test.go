@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/platform"
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // lab is the seed-001 router: lan0, underlay wan0, tunnel ipip-tun.
@@ -33,7 +33,7 @@ func lab(peer string) observe.Snapshot {
 			{Dst: netip.MustParsePrefix("192.168.1.0/24"), Device: "wan0"},
 			{Dst: netip.MustParsePrefix("0.0.0.0/0"), Device: "ipip-tun"},
 		},
-		Kernel: status.Kernel{Release: "7.2.13+deb14-amd64", Flowtable: true, IPIPRxAccel: true},
+		Kernel: netstate.KernelFeatures{Release: "7.2.13+deb14-amd64", Flowtable: true, IPIPRxAccel: true},
 	}
 	return s
 }
@@ -111,11 +111,11 @@ func TestHardwareRefusedFallsBackAndCorrectsUCI(t *testing.T) {
 	s.Settings.Offload.FlowOffloadingHW = true
 	s.Platform.SoC, s.Platform.HWOffloadCapable, s.Platform.HWOffloadEngine = "mt7621", true, "MediaTek PPE"
 	p := Make(s, Constraints{})
-	if p.Mode.Effective != status.ModeHardware || !p.Flowtable.Hardware || len(p.UCIFixes) != 0 {
+	if p.Mode.Effective != ModeHardware || !p.Flowtable.Hardware || len(p.UCIFixes) != 0 {
 		t.Fatalf("capable chip: mode %+v fixes %v", p.Mode, p.UCIFixes)
 	}
 	p = Make(s, Constraints{HardwareRefused: "Operation not supported"})
-	if p.Mode.Effective != status.ModeSoftware || p.Flowtable.Hardware || len(p.UCIFixes) != 1 ||
+	if p.Mode.Effective != ModeSoftware || p.Flowtable.Hardware || len(p.UCIFixes) != 1 ||
 		!strings.Contains(p.Mode.Reason, "kernel refused") {
 		t.Fatalf("refused: mode %+v fixes %v", p.Mode, p.UCIFixes)
 	}
@@ -124,7 +124,7 @@ func TestHardwareRefusedFallsBackAndCorrectsUCI(t *testing.T) {
 func TestHWCorrectedKeepsExplaining(t *testing.T) {
 	s := lab("192.168.1.2")
 	p := Make(s, Constraints{HWCorrected: "hw offload requested, but this chipset has no flow-offload engine: software offload"})
-	if p.Mode.Effective != status.ModeSoftware || !strings.Contains(p.Mode.Reason, "set back to 0") || len(p.UCIFixes) != 0 {
+	if p.Mode.Effective != ModeSoftware || !strings.Contains(p.Mode.Reason, "set back to 0") || len(p.UCIFixes) != 0 {
 		t.Fatalf("mode %+v fixes %v", p.Mode, p.UCIFixes)
 	}
 }

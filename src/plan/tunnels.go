@@ -6,14 +6,13 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/observe"
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // planTunnel finds the underlay of an IPIP interface — the tunlink
 // interface's device, or the device of the route to the peer — and lists
 // it. OpenWrt names the tunnel's netdev ipip-<interface>.
 func (p *Plan) planTunnel(s observe.Snapshot, ifc config.Interface, ifaces map[string]config.Interface, r resolver, set map[string]bool) {
-	t := status.Tunnel{Interface: ifc.Name, Device: "ipip-" + ifc.Name, Remote: ifc.PeerAddr, Local: ifc.IPAddr}
+	t := Tunnel{Interface: ifc.Name, Device: "ipip-" + ifc.Name, Remote: ifc.PeerAddr, Local: ifc.IPAddr}
 	defer func() { p.Tunnels = append(p.Tunnels, t) }()
 	peer, err := netip.ParseAddr(ifc.PeerAddr)
 	if err != nil || !peer.Is4() {

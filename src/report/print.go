@@ -7,24 +7,24 @@ import (
 	"strings"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/platform"
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // Printout is `fastpath print --json`: the plan and the ruleset it implies.
 type Printout struct {
-	Mode      status.Mode       `json:"mode"`
-	Platform  platform.Info     `json:"platform"`
-	Flowtable PlannedFlowtable  `json:"flowtable"`
-	Tunnels   []status.Tunnel   `json:"tunnels"`
-	Cut       plan.Cut          `json:"cut"`
-	UCIFixes  []plan.UCIFix     `json:"uci_fixes"`
-	Kernel    status.Kernel     `json:"kernel"`
-	Decisions []status.Decision `json:"decisions"`
-	Ruleset   string            `json:"ruleset"`
+	Mode      plan.Mode               `json:"mode"`
+	Platform  platform.Info           `json:"platform"`
+	Flowtable PlannedFlowtable        `json:"flowtable"`
+	Tunnels   []plan.Tunnel           `json:"tunnels"`
+	Cut       plan.Cut                `json:"cut"`
+	UCIFixes  []plan.UCIFix           `json:"uci_fixes"`
+	Kernel    netstate.KernelFeatures `json:"kernel"`
+	Decisions []plan.Decision         `json:"decisions"`
+	Ruleset   string                  `json:"ruleset"`
 }
 
 // PlannedFlowtable is the flowtable a plan asks for.
@@ -37,7 +37,7 @@ type PlannedFlowtable struct {
 }
 
 // Flags lists a spec's flowtable flags the way nft prints them.
-func Flags(s nft.Spec) []string {
+func Flags(s netstate.FlowtableSpec) []string {
 	flags := []string{}
 	if s.Hardware {
 		flags = append(flags, "offload")

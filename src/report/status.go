@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
@@ -17,7 +17,7 @@ func StatusText(st status.Status) string {
 	fmt.Fprintf(&b, "platform    %s, soc %s: %s\n", orDash(p.BoardName), orDash(p.SoC), p.HWOffloadReason)
 	k := st.Flowtable.Kernel
 	if k.FlowtablePresent {
-		flags := Flags(nft.Spec{Hardware: k.Hardware, Counter: k.Counter})
+		flags := Flags(netstate.FlowtableSpec{Hardware: k.Hardware, Counter: k.Counter})
 		fmt.Fprintf(&b, "flowtable   %s %s in the kernel: devices %s, flags %s%s\n", st.Flowtable.Table, st.Flowtable.Name,
 			list(k.Devices), list(flags), yesNo(st.Flowtable.InSync, "", " (differs from the plan: "+list(st.Flowtable.Devices)+")"))
 	} else {
@@ -43,7 +43,7 @@ func StatusText(st status.Status) string {
 }
 
 // FlowsText is `fastpath flows` for people: one line a flow.
-func FlowsText(flows []status.Flow) string {
+func FlowsText(flows []netstate.Flow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-5s %-8s %-47s %-47s %-12s %10s %12s\n", "PROTO", "OFFLOAD", "ORIGINAL", "REPLY", "STATE", "PACKETS", "BYTES")
 	for _, f := range flows {

@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/platform"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
@@ -17,7 +18,7 @@ type Controller interface {
 	Capabilities(ctx context.Context) (Capabilities, error)
 	// Flows returns at most q.Limit of the flows passing q's filters
 	// (FlowQuery.Match) and how many pass them in all ("total").
-	Flows(ctx context.Context, q FlowQuery) (flows []status.Flow, total int, err error)
+	Flows(ctx context.Context, q FlowQuery) (flows []netstate.Flow, total int, err error)
 	// SetMode and Reload re-plan; a change of the effective mode is
 	// announced by the controller (Object.Event(EventMode, ...)), once,
 	// from the pass that made it.
@@ -32,9 +33,9 @@ type Controller interface {
 // Capabilities is what the router can offload: the platform, the kernel's
 // features and the modes that follow from both.
 type Capabilities struct {
-	Platform platform.Info `json:"platform"`
-	Kernel   status.Kernel `json:"kernel"`
-	Modes    []string      `json:"modes"` // e.g. ["off", "software"]; "hardware" only where the chipset and kernel can
+	Platform platform.Info           `json:"platform"`
+	Kernel   netstate.KernelFeatures `json:"kernel"`
+	Modes    []string                `json:"modes"` // e.g. ["off", "software"]; "hardware" only where the chipset and kernel can
 }
 
 // FlowQuery filters `flows`. Empty fields match everything.

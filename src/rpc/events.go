@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/plan"
 )
 
 // Events the object sends, both as ubus events (`ubus listen fastpath.*`)
@@ -17,8 +17,8 @@ const (
 
 // ModeEvent is the data of fastpath.mode.
 type ModeEvent struct {
-	Previous string      `json:"previous"`
-	Mode     status.Mode `json:"mode"`
+	Previous string    `json:"previous"`
+	Mode     plan.Mode `json:"mode"`
 }
 
 // CutEvent is the data of fastpath.cut.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
+	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/platform"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
@@ -14,8 +16,8 @@ import (
 // fakeController answers from fields and records what it was asked.
 type fakeController struct {
 	mu       sync.Mutex
-	mode     status.Mode
-	flows    []status.Flow
+	mode     plan.Mode
+	flows    []netstate.Flow
 	calls    []string
 	lastQ    FlowQuery
 	lastCut  CutRequest
@@ -29,8 +31,8 @@ type fakeController struct {
 
 func newFake() *fakeController {
 	return &fakeController{
-		mode: status.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"},
-		flows: []status.Flow{
+		mode: plan.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"},
+		flows: []netstate.Flow{
 			{ID: 1, Family: "ipv4", Proto: "tcp", Offload: "software",
 				Original: cut.Tuple{Proto: "tcp", Src: "192.168.1.23", Dst: "93.184.216.34", SrcPort: 51234, DstPort: 443},
 				Reply:    cut.Tuple{Proto: "tcp", Src: "93.184.216.34", Dst: "198.51.100.2", SrcPort: 443, DstPort: 51234},
@@ -62,8 +64,8 @@ func (f *fakeController) statusNow() status.Status {
 		Version:  "test",
 		Mode:     f.mode,
 		Platform: platform.Info{SoC: "qca9558", HWOffloadReason: "QCA9558 has no flow offload engine"},
-		Flows:    status.FlowCounts{Total: 2, Offloaded: 1},
-		Kernel:   status.Kernel{Release: "6.6.110", Flowtable: true, NetdevTable: true},
+		Flows:    netstate.FlowCounts{Total: 2, Offloaded: 1},
+		Kernel:   netstate.KernelFeatures{Release: "6.6.110", Flowtable: true, NetdevTable: true},
 		Cut:      f.summary,
 	}
 }
@@ -79,10 +81,10 @@ func (f *fakeController) Capabilities(context.Context) (Capabilities, error) {
 	if err := f.record("capabilities"); err != nil {
 		return Capabilities{}, err
 	}
-	return Capabilities{Platform: platform.Info{SoC: "qca9558"}, Kernel: status.Kernel{Flowtable: true}, Modes: []string{"off", "software"}}, nil
+	return Capabilities{Platform: platform.Info{SoC: "qca9558"}, Kernel: netstate.KernelFeatures{Flowtable: true}, Modes: []string{"off", "software"}}, nil
 }
 
-func (f *fakeController) Flows(_ context.Context, q FlowQuery) ([]status.Flow, int, error) {
+func (f *fakeController) Flows(_ context.Context, q FlowQuery) ([]netstate.Flow, int, error) {
 	if err := f.record("flows"); err != nil {
 		return nil, 0, err
 	}
@@ -98,7 +100,7 @@ func (f *fakeController) SetMode(_ context.Context, mode string) (status.Status,
 	}
 	f.mu.Lock()
 	before := f.mode
-	f.mode = status.Mode{Requested: mode, Effective: mode, Reason: mode + " requested"}
+	f.mode = plan.Mode{Requested: mode, Effective: mode, Reason: mode + " requested"}
 	publish := f.publish
 	f.mu.Unlock()
 	if publish != nil && before.Effective != mode {

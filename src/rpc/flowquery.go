@@ -3,14 +3,13 @@ package rpc
 import (
 	"net/netip"
 
-	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Match reports whether a flow passes the query's filters (Limit aside),
 // so a controller can filter conntrack's entries the way `flows` means.
-func (q FlowQuery) Match(f status.Flow) bool {
+func (q FlowQuery) Match(f netstate.Flow) bool {
 	switch q.Offload {
 	case "any":
 		if f.Offload == "" {
@@ -32,7 +31,7 @@ func (q FlowQuery) Match(f status.Flow) bool {
 		return true
 	}
 	p, err := cut.ParsePrefix(q.Address)
-	return err == nil && conntrack.FlowHasAddress(f, p)
+	return err == nil && f.HasAddressIn(p)
 }
 
 // MarkLocal sets Local on the flows the router itself is an end of: sent
@@ -40,7 +39,7 @@ func (q FlowQuery) Match(f status.Flow) bool {
 // answered to it. A masqueraded forward flow has the router's address
 // only in its reply and a port-forwarded one only in its original
 // direction, so neither counts.
-func MarkLocal(flows []status.Flow, own []netip.Addr) {
+func MarkLocal(flows []netstate.Flow, own []netip.Addr) {
 	mine := make(map[netip.Addr]bool, len(own))
 	for _, a := range own {
 		mine[a.Unmap()] = true

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 func TestFlowQueryMatch(t *testing.T) {
@@ -40,8 +40,8 @@ func TestMarkLocal(t *testing.T) {
 	tuple := func(src, dst string) cut.Tuple {
 		return cut.Tuple{Proto: "tcp", Src: src, Dst: dst, SrcPort: 1, DstPort: 2}
 	}
-	flow := func(o, r cut.Tuple) status.Flow { return status.Flow{Original: o, Reply: r} }
-	flows := []status.Flow{
+	flow := func(o, r cut.Tuple) netstate.Flow { return netstate.Flow{Original: o, Reply: r} }
+	flows := []netstate.Flow{
 		flow(tuple("192.168.1.23", "192.168.1.1"), tuple("192.168.1.1", "192.168.1.23")),     // LuCI session to the router
 		flow(tuple("2001:db8::23", "2001:db8::1"), tuple("2001:db8::1", "2001:db8::23")),     // SSH to the router over IPv6
 		flow(tuple("192.168.1.23", "93.184.216.34"), tuple("93.184.216.34", "198.51.100.2")), // masqueraded: router only in the reply

@@ -9,7 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
 
@@ -122,10 +122,10 @@ func (o *Object) capabilities(ctx context.Context, _ ubus.Table) (any, error) {
 
 // flowsAnswer is the answer of `flows`; LuCI reads flows and total.
 type flowsAnswer struct {
-	Flows     []status.Flow `json:"flows"`
-	Total     int           `json:"total"` // flows passing the filters, returned or not
-	Limit     int           `json:"limit"`
-	Truncated bool          `json:"truncated"` // trimmed to fit ubus's message size
+	Flows     []netstate.Flow `json:"flows"`
+	Total     int             `json:"total"` // flows passing the filters, returned or not
+	Limit     int             `json:"limit"`
+	Truncated bool            `json:"truncated"` // trimmed to fit ubus's message size
 }
 
 func (o *Object) flows(ctx context.Context, args ubus.Table) (any, error) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
@@ -144,7 +145,7 @@ func TestIntegrationApply(t *testing.T) {
 	}
 	table, _ := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "fastpath").CombinedOutput()
 	if expectFlowtable {
-		if err != nil || st.Mode.Effective != status.ModeSoftware || !st.Flowtable.InSync {
+		if err != nil || st.Mode.Effective != plan.ModeSoftware || !st.Flowtable.InSync {
 			t.Fatalf("apply on a flowtable kernel: err %v, mode %+v, flowtable %+v\n%s", err, st.Mode, st.Flowtable, stderr.String())
 		}
 		if !strings.Contains(string(table), "flowtable ft") || !strings.Contains(string(table), "lan0") {
@@ -154,7 +155,7 @@ func TestIntegrationApply(t *testing.T) {
 		if err == nil {
 			t.Fatal("apply succeeded on a kernel without flowtables")
 		}
-		if st.Mode.Effective != status.ModeOff || st.Kernel.Flowtable {
+		if st.Mode.Effective != plan.ModeOff || st.Kernel.Flowtable {
 			t.Errorf("status claims offload: mode %+v kernel %+v", st.Mode, st.Kernel)
 		}
 		if msg := stderr.String(); !strings.Contains(msg, "no flowtable support") || !strings.Contains(msg, "CONFIG_NF_FLOW_TABLE") {
@@ -219,7 +220,7 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode.Requested != status.ModeHardware || st.Mode.Effective == status.ModeHardware ||
+	if st.Mode.Requested != plan.ModeHardware || st.Mode.Effective == plan.ModeHardware ||
 		!strings.Contains(st.Mode.Reason, "no flow-offload engine") {
 		t.Errorf("hardware on veth must fall back with the reason: %+v", st.Mode)
 	}
@@ -286,7 +287,7 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	}
 	var after status.Status
 	json.Unmarshal(a, &after)
-	if after.Mode.Requested != status.ModeSoftware {
+	if after.Mode.Requested != plan.ModeSoftware {
 		t.Errorf("after set software: %+v", after.Mode)
 	}
 	// What the kernel refused stays refused after set off, when nothing
@@ -300,7 +301,7 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 	}
 	var caps rpc.Capabilities
 	json.Unmarshal(a, &caps)
-	offersSoftware := strings.Contains(strings.Join(caps.Modes, " "), status.ModeSoftware)
+	offersSoftware := strings.Contains(strings.Join(caps.Modes, " "), plan.ModeSoftware)
 	if caps.Kernel.Flowtable != expectFlowtable || offersSoftware != expectFlowtable {
 		t.Errorf("after set software and set off on a kernel with flowtables=%t: capabilities say flowtable %t, modes %v (missing %q)",
 			expectFlowtable, caps.Kernel.Flowtable, caps.Modes, caps.Kernel.Missing)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
@@ -167,7 +168,7 @@ func TestShowNamesTheBadField(t *testing.T) {
 func BenchmarkFlowsAnswer(b *testing.B) {
 	var a flowsAnswer
 	for i := 0; i < 10000; i++ {
-		var f status.Flow
+		var f netstate.Flow
 		n := i
 		fill(reflect.ValueOf(&f).Elem(), &n)
 		a.Flows = append(a.Flows, f)

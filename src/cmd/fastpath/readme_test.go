@@ -14,6 +14,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
+	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
@@ -280,7 +282,7 @@ func (r *recordingController) calls() [][2]string {
 
 func (r *recordingController) Status(context.Context) (status.Status, error) {
 	r.record("status", nil)
-	return status.Status{Mode: status.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"}}, nil
+	return status.Status{Mode: plan.Mode{Requested: "software", Effective: "software", Reason: "software offload requested"}}, nil
 }
 
 func (r *recordingController) Capabilities(context.Context) (rpc.Capabilities, error) {
@@ -288,14 +290,14 @@ func (r *recordingController) Capabilities(context.Context) (rpc.Capabilities, e
 	return rpc.Capabilities{Modes: []string{"off", "software"}}, nil
 }
 
-func (r *recordingController) Flows(_ context.Context, q rpc.FlowQuery) ([]status.Flow, int, error) {
+func (r *recordingController) Flows(_ context.Context, q rpc.FlowQuery) ([]netstate.Flow, int, error) {
 	r.record("flows", map[string]any{"offload": q.Offload, "proto": q.Proto, "address": q.Address, "limit": q.Limit})
 	return nil, 0, nil
 }
 
 func (r *recordingController) SetMode(_ context.Context, mode string) (status.Status, error) {
 	r.record("set", mode)
-	return status.Status{Mode: status.Mode{Requested: mode, Effective: mode, Reason: mode + " requested"}}, nil
+	return status.Status{Mode: plan.Mode{Requested: mode, Effective: mode, Reason: mode + " requested"}}, nil
 }
 
 func (r *recordingController) Reload(context.Context) (status.Status, error) {

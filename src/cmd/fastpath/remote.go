@@ -12,9 +12,9 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/daemon"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
-	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
 
@@ -68,8 +68,8 @@ func runStatus(args []string) int {
 }
 
 type flowsAnswer struct {
-	Flows []status.Flow `json:"flows"`
-	Total int           `json:"total"`
+	Flows []netstate.Flow `json:"flows"`
+	Total int             `json:"total"`
 }
 
 func runFlows(args []string) int {

@@ -27,9 +27,9 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
-	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"
 )
@@ -461,7 +461,7 @@ type ctEntry struct {
 // conntrack reads the router's UDP entries by original tuple.
 func (d *day) conntrack() map[tkey]ctEntry {
 	out := map[tkey]ctEntry{}
-	_, err := d.ct.EachTuple(func(f status.Flow) bool {
+	_, err := d.ct.EachTuple(func(f netstate.Flow) bool {
 		if f.Proto != "udp" || f.Family != "ipv4" {
 			return true
 		}

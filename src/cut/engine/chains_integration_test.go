@@ -12,7 +12,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 	"github.com/mdlayher/netlink"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 )
 
 // TestIntegrationCutUDPFlood cuts a UDP flood from the server to the

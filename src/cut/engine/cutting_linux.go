@@ -14,7 +14,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/google/nftables"
 	"github.com/sirupsen/logrus"
 )
@@ -49,14 +49,14 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 	if err != nil {
 		return nil, fmt.Errorf("cut %s: %w", t, err)
 	}
-	var match []status.Flow
+	var match []netstate.Flow
 	for _, f := range flows {
 		if f.Original.Equal(t) || f.Reply.Equal(t) {
 			match = append(match, f)
 		}
 	}
 	if len(match) == 0 {
-		match = []status.Flow{{Proto: t.Proto, Original: t, Reply: t.Reverse()}}
+		match = []netstate.Flow{{Proto: t.Proto, Original: t, Reply: t.Reverse()}}
 	}
 	return e.cutFlows(ctx, match, reason, trigger, opt.Local, "dst")
 }
@@ -66,7 +66,7 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 // the flows out of the flowtable (and a hardware PPE). Connections of the
 // router itself are spared unless local: when that spares all of them, the
 // answer is a *cut.RefusedError on field.
-func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string, local bool, field string) ([]cut.Cut, error) {
+func (e *Engine) cutFlows(ctx context.Context, flows []netstate.Flow, reason, trigger string, local bool, field string) ([]cut.Cut, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !local && trigger != "" && !strings.HasPrefix(trigger, "blocklist:") {
@@ -102,7 +102,7 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 
 // newCuts appends a cut for every TCP and UDP flow with a usable tuple;
 // why(i) gives the reason and trigger of flows[i]. The caller holds e.mu.
-func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (reason, trigger string)) []cut.Cut {
+func (e *Engine) newCuts(cuts []cut.Cut, flows []netstate.Flow, why func(i int) (reason, trigger string)) []cut.Cut {
 	for i, f := range flows {
 		if f.Proto != "tcp" && f.Proto != "udp" {
 			continue
@@ -130,9 +130,9 @@ func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (r
 // holds e.mu.
 func (e *Engine) finishCuts(cuts []cut.Cut) error {
 	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
-	del := make([]status.Flow, len(cuts))
+	del := make([]netstate.Flow, len(cuts))
 	for i, c := range cuts {
-		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
+		del[i] = netstate.Flow{Original: c.Original, Reply: c.Reply}
 		if c.InFastpath {
 			e.cuts[c.Original.String()] = &record{Cut: c, keys: []string{c.Original.String(), c.Reply.String()}}
 		} else {

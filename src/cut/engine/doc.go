@@ -2,7 +2,6 @@
 // state the config asks for, drops cut connections there and deletes their
 // conntrack entries, and cuts what watched block lists name.
 //
-// It lives apart from package cut because it needs package conntrack, whose
-// flows are status.Flow, and package status already imports package cut
-// for the cut's report types.
+// It lives apart from package cut so that the config, the plan and the
+// reports read the cut's values without the kernel clients the engine holds.
 package engine

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"sync"
 
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // flowTable knows the addresses of the connections conntrack tracks now,
@@ -43,11 +43,10 @@ type flowAddrs struct {
 	n int
 }
 
-func addrsOf(f status.Flow) flowAddrs {
+func addrsOf(f netstate.Flow) flowAddrs {
 	var fa flowAddrs
-	for _, s := range [4]string{f.Original.Src, f.Original.Dst, f.Reply.Src, f.Reply.Dst} {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
+	for _, a := range netstate.Ends(f.Original, f.Reply) {
+		if !a.IsValid() {
 			continue
 		}
 		a = a.Unmap()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 )
 
 // localFlow opens a UDP flow from the client to the router itself.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 )
 

@@ -10,13 +10,13 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // listedBatch is a run of flows the dump matched against the block lists,
 // with why each is cut.
 type listedBatch struct {
-	flows  []status.Flow
+	flows  []netstate.Flow
 	causes []cause
 }
 
@@ -49,7 +49,7 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 		if flows != nil {
 			flows.begin()
 		}
-		dump, dumpErr = e.ct.EachTuple(func(f status.Flow) bool {
+		dump, dumpErr = e.ct.EachTuple(func(f netstate.Flow) bool {
 			fa := addrsOf(f)
 			if flows != nil {
 				flows.seen(f.ID, fa)

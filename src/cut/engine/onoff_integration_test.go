@@ -5,13 +5,12 @@ package engine_test
 import (
 	"context"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 	"io"
 	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
 )
 
 // TestIntegrationCutOnOff compares a cut UDP flood with cut_in_fastpath on

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -47,7 +47,7 @@ func (e *Engine) readOwnAddrs() {
 // rpc.MarkLocal decides it: sent to one of its addresses and answered from
 // it, or sent from one and answered to it (a masqueraded forward flow has
 // the router's address only in its reply, so it is not).
-func isLocal(f status.Flow, own map[netip.Addr]bool) bool {
+func isLocal(f netstate.Flow, own map[netip.Addr]bool) bool {
 	if len(own) == 0 {
 		return false
 	}
@@ -61,7 +61,7 @@ func isLocal(f status.Flow, own map[netip.Addr]bool) bool {
 
 // spareLocal drops the flows the router itself is an end of, unless
 // allowed, and says how many it dropped. The caller holds e.mu.
-func (e *Engine) spareLocal(flows []status.Flow, allowed bool) ([]status.Flow, int) {
+func (e *Engine) spareLocal(flows []netstate.Flow, allowed bool) ([]netstate.Flow, int) {
 	if allowed || len(e.own) == 0 {
 		return flows, 0
 	}

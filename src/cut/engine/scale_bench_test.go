@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
-	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // Benchmarks at router scale (issue: 65,536 connections, banIP's 138,155
@@ -49,9 +49,9 @@ func benchPrefixes() map[string][]netip.Prefix {
 
 // benchFlows is 65,536 tracked connections as a conntrack pass reports
 // them: LAN clients behind NAT to random far ends, one in ten over IPv6.
-func benchFlows() []status.Flow {
+func benchFlows() []netstate.Flow {
 	rng := rand.New(rand.NewSource(65536))
-	flows := make([]status.Flow, 65536)
+	flows := make([]netstate.Flow, 65536)
 	for i := range flows {
 		var far, lan, wan string
 		if i%10 == 0 {
@@ -64,7 +64,7 @@ func benchFlows() []status.Flow {
 			wan = "203.0.113.1"
 		}
 		sp, dp := uint16(1024+rng.Intn(60000)), uint16(443)
-		flows[i] = status.Flow{ID: uint32(i + 1), Proto: "tcp",
+		flows[i] = netstate.Flow{ID: uint32(i + 1), Proto: "tcp",
 			Original: cut.Tuple{Proto: "tcp", Src: lan, Dst: far, SrcPort: sp, DstPort: dp},
 			Reply:    cut.Tuple{Proto: "tcp", Src: far, Dst: wan, SrcPort: dp, DstPort: sp}}
 	}

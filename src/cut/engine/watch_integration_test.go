@@ -17,7 +17,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 	"github.com/google/nftables"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
-	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -448,7 +448,7 @@ func boundedProblems(have, more []string) []string {
 
 // cutNewFlow cuts a connection conntrack just created if an end of it is
 // listed: a listed sender that opens a new flow is cut as it appears.
-func (e *Engine) cutNewFlow(ctx context.Context, f status.Flow) {
+func (e *Engine) cutNewFlow(ctx context.Context, f netstate.Flow) {
 	if f.Proto != "tcp" && f.Proto != "udp" {
 		return
 	}
@@ -458,7 +458,7 @@ func (e *Engine) cutNewFlow(ctx context.Context, f status.Flow) {
 	if !ok || e.wasCut(f.ID) {
 		return
 	}
-	if _, err := e.cutFlows(ctx, []status.Flow{f}, hit.reason(" (new connection)"), hit.trigger, false, "address"); err != nil && !isRefused(err) {
+	if _, err := e.cutFlows(ctx, []netstate.Flow{f}, hit.reason(" (new connection)"), hit.trigger, false, "address"); err != nil && !isRefused(err) {
 		e.log.WithError(err).Warn("cut: new connection of a listed address")
 	}
 }
@@ -507,7 +507,7 @@ func (e *Engine) releaseUnlisted(ctx context.Context) {
 		if !strings.HasPrefix(r.Trigger, "blocklist:") {
 			continue
 		}
-		if _, ok := flowListed(ix, addrsOf(status.Flow{Original: r.Original, Reply: r.Reply}), nil); !ok {
+		if _, ok := flowListed(ix, addrsOf(netstate.Flow{Original: r.Original, Reply: r.Reply}), nil); !ok {
 			gone = append(gone, r.Cut)
 		}
 	}

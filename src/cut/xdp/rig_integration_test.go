@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 )
 
 // hang bounds every wait of these tests: a wait ends on its condition, and

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nft"
-	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
 // hwCorrectedFile keeps, across restarts and for the CLI, why fastpath set
@@ -66,7 +66,7 @@ func (k kernelRefusal) after(look string, flowtable bool, errs []error) kernelRe
 }
 
 // kernelLook is what a refusal is remembered against.
-func (r *Reconciler) kernelLook(k status.Kernel) string {
+func (r *Reconciler) kernelLook(k netstate.KernelFeatures) string {
 	loaded := func(m string) bool {
 		_, err := os.Stat(filepath.Join(r.Root, "sys/module", m))
 		return err == nil
