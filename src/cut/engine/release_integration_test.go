@@ -65,8 +65,9 @@ func TestIntegrationReleaseUnderFlood(t *testing.T) {
 	if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test", cut.CutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// As fast as the server can send (one frame per microsecond asked),
-	// for at most 90 s or 100 million frames.
+	// As fast as the server can send (a frame per microsecond asked, more
+	// than this machine sends), until 100 million frames are sent or 100 s
+	// (what they take at that rate; startFlow's bound) have passed.
 	f := r.startFlow(t, labnet.ClientV4+":40090", labnet.ServerV4+":9090", time.Microsecond, 100_000_000)
 	if !waitFor(5*time.Second, func() bool { return f.toClient.Load() > 500 }) {
 		t.Fatalf("the flood does not reach the client: %d frames", f.toClient.Load())
