@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
@@ -79,14 +78,13 @@ func ownAddrs() []netip.Addr {
 }
 
 func (c controller) SetMode(ctx context.Context, mode string) (status.Status, error) {
-	notes, err := config.WriteMode(c.d.Root, mode)
+	notes, err := WriteMode(c.d.Root, mode)
 	for _, n := range notes {
 		c.d.Log.Warn(n)
 	}
 	if err != nil {
 		return status.Status{}, err
 	}
-	c.d.saveHWCorrected("") // the user has spoken again
 	return c.d.Pass(ctx, "ubus set")
 }
 

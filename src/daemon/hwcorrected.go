@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nft"
 )
@@ -16,6 +17,17 @@ import (
 // hardware offload was asked for and why it cannot run. /var/run is a
 // tmpfs on OpenWrt: a reboot forgets, as the kernel state does.
 const hwCorrectedFile = "var/run/fastpath/hw_corrected"
+
+// WriteMode records a mode the user asks for (config.WriteMode) and forgets
+// why fastpath once set flow_offloading_hw back to 0: the user has spoken
+// again, and the next plan explains their choice, not the old correction.
+func WriteMode(root, mode string) ([]string, error) {
+	notes, err := config.WriteMode(root, mode)
+	if err == nil {
+		os.Remove(filepath.Join(root, hwCorrectedFile))
+	}
+	return notes, err
+}
 
 func (r *Reconciler) loadHWCorrected() string {
 	data, err := os.ReadFile(filepath.Join(r.Root, hwCorrectedFile))

@@ -25,11 +25,14 @@ type Reconciler struct {
 	Root string
 	Log  *logrus.Entry
 
-	nft  *nft.Backend
-	ct   *conntrack.Client
-	cut  *engine.Engine
-	mu   sync.Mutex
-	last result
+	// kernel is what passes and status use; nft, ct and cut are the
+	// clients behind it, for the event sources and the ubus calls.
+	kernel kernel
+	nft    *nft.Backend
+	ct     *conntrack.Client
+	cut    *engine.Engine
+	mu     sync.Mutex
+	last   result
 	// refused is the kernel's last refusal of a flowtable, kept while the
 	// kernel looks as it did then.
 	refused kernelRefusal
@@ -56,6 +59,7 @@ func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
 	if r.cut, err = engine.NewEngine(r.ct, log.WithField("part", "cut")); err != nil {
 		return nil, fmt.Errorf("cut: %w", err)
 	}
+	r.kernel = kernel{flowtable: r.nft, cut: r.cut, flows: r.ct}
 	return r, nil
 }
 
@@ -79,29 +83,37 @@ func (r *Reconciler) Reconcile(ctx context.Context) (status.Status, error) {
 }
 
 func (r *Reconciler) reconcileLocked(ctx context.Context) (status.Status, error) {
-	snap, err := observe.Observe(r.Root)
-	if err != nil {
-		// Keep the kernel as it is: a half-read config must not turn
-		// offload off or drop the cut.
-		r.last.errs = []error{err}
-		st := r.statusLocked(ctx)
-		return st, fmt.Errorf("%w: %v", ErrNotApplied, err)
+	var res result
+	for round := 0; ; round++ {
+		snap, err := observe.Observe(r.Root)
+		if err != nil {
+			// Keep the kernel as it is: a half-read config must not turn
+			// offload off or drop the cut.
+			r.last.errs = []error{err}
+			st := r.statusLocked(ctx)
+			return st, fmt.Errorf("%w: %v", ErrNotApplied, err)
+		}
+		res = result{snap: snap}
+		c := plan.Constraints{HWCorrected: r.loadHWCorrected()}
+		p := plan.Make(snap, c)
+		if err := r.applyFlowtable(&p); err != nil && errors.Is(err, nft.ErrHardwareUnsupported) {
+			c.HardwareRefused = err.Error()
+			p = plan.Make(snap, c)
+			err = r.applyFlowtable(&p)
+			res.note(err)
+		} else {
+			res.note(err)
+		}
+		r.refused = r.refused.after(r.kernelLook(snap.Kernel), p.Flowtable.Enabled, res.errs)
+		if r.applyUCIFixes(&p, &res) && round == 0 && len(res.errs) == 0 {
+			// Plan again from what was written: the status this pass
+			// reports is then the one the next pass finds and keeps.
+			continue
+		}
+		res.note(r.applyCut(ctx, p))
+		res.plan = p
+		break
 	}
-	res := result{snap: snap}
-	c := plan.Constraints{HWCorrected: r.loadHWCorrected()}
-	p := plan.Make(snap, c)
-	if err := r.applyFlowtable(&p); err != nil && errors.Is(err, nft.ErrHardwareUnsupported) {
-		c.HardwareRefused = err.Error()
-		p = plan.Make(snap, c)
-		err = r.applyFlowtable(&p)
-		res.note(err)
-	} else {
-		res.note(err)
-	}
-	r.refused = r.refused.after(r.kernelLook(snap.Kernel), p.Flowtable.Enabled, res.errs)
-	r.applyUCIFixes(&p, &res)
-	res.note(r.applyCut(ctx, p))
-	res.plan = p
 	r.last = res
 	st := r.statusLocked(ctx)
 	if len(res.errs) > 0 {
@@ -118,12 +130,12 @@ func (res *result) note(err error) {
 
 func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 	if !p.Flowtable.Enabled {
-		if err := r.nft.Cleanup(); err != nil {
+		if err := r.kernel.flowtable.Cleanup(); err != nil {
 			return fmt.Errorf("removing table inet %s: %w", nft.TableName, err)
 		}
 		return nil
 	}
-	res, err := r.nft.Apply(p.Flowtable)
+	res, err := r.kernel.flowtable.Apply(p.Flowtable)
 	for _, a := range res.Actions {
 		r.Log.Info(a)
 	}
@@ -137,14 +149,15 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 }
 
 // applyUCIFixes writes the corrections the plan asks for, leaving changes
-// the user has staged in LuCI pending.
-func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) {
+// the user has staged in LuCI pending. It reports whether it wrote one.
+func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) (wrote bool) {
 	for _, f := range p.UCIFixes {
 		conflict, err := uci.SetCommitted(r.Root, f.Package, f.Section, f.Option, f.Value)
 		if err != nil {
 			res.note(fmt.Errorf("uci set %s: %w", f, err))
 			continue
 		}
+		wrote = true
 		r.Log.WithField("reason", f.Reason).Warnf("uci set %s", f)
 		if conflict != nil {
 			r.Log.Warnf("a change staged in LuCI also touches %s.%s.%s: left pending", f.Package, f.Section, f.Option)
@@ -153,13 +166,14 @@ func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) {
 			r.saveHWCorrected(p.Mode.Reason)
 		}
 	}
+	return wrote
 }
 
+// applyCut syncs the cut to the plan. A disabled one is synced too, not
+// cleaned up: Sync removes its table and keeps the summary saying why, where
+// Cleanup (for stopping) would leave the summary of the config before.
 func (r *Reconciler) applyCut(ctx context.Context, p plan.Plan) error {
-	if !p.Cut.Enabled {
-		return r.cut.Cleanup()
-	}
-	return r.cut.Sync(p.Cut.Devices, p.Cut.Config)
+	return r.kernel.cut.Sync(p.Cut.Devices, p.Cut.Config)
 }
 
 // Observe plans from a fresh snapshot without applying anything, so
@@ -179,5 +193,5 @@ func (r *Reconciler) Observe() error {
 // Cleanup removes every table fastpath owns. Offloaded flows fall back to
 // the slow path (and to fw4's flowtable, where it has one).
 func (r *Reconciler) Cleanup() error {
-	return errors.Join(r.nft.Cleanup(), r.cut.Cleanup())
+	return errors.Join(r.kernel.flowtable.Cleanup(), r.kernel.cut.Cleanup())
 }

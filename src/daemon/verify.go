@@ -36,8 +36,8 @@ func (r *Reconciler) statusUncounted(ctx context.Context) status.Status {
 // any flowtable in the namespace nothing is offloaded, and the kernel's
 // counter is the whole answer.
 func (r *Reconciler) countFlows(st *status.Status) {
-	if has, err := r.nft.AnyFlowtable(); err == nil && !has {
-		n, err := r.ct.Total()
+	if has, err := r.kernel.flowtable.AnyFlowtable(); err == nil && !has {
+		n, err := r.kernel.flows.Total()
 		if err != nil {
 			st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
 			return
@@ -45,7 +45,7 @@ func (r *Reconciler) countFlows(st *status.Status) {
 		st.Flows = netstate.FlowCounts{Total: n}
 		return
 	}
-	counts, err := r.ct.Counts()
+	counts, err := r.kernel.flows.Counts()
 	if err != nil {
 		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
 		return
@@ -85,14 +85,14 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	if st.Flowtable.Devices == nil {
 		st.Flowtable.Devices = []string{}
 	}
-	k, err := r.nft.Read()
+	k, err := r.kernel.flowtable.Read()
 	if err != nil {
 		st.Errors = append(st.Errors, "reading table inet "+nft.TableName+": "+err.Error())
 	}
 	st.Flowtable.Kernel = k
 	st.Flowtable.InSync = inSync(p.Flowtable, k)
 	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
-	st.Cut = nonNilSummary(r.cut.Summary())
+	st.Cut = nonNilSummary(r.kernel.cut.Summary())
 	st.Watchers = supervise.Health()
 	for _, w := range st.Watchers {
 		if w.State == supervise.StateDegraded {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/daemon"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
@@ -111,7 +110,7 @@ func runSet(args []string) int {
 	raw, err := call(o, "set", map[string]any{"mode": mode})
 	if errors.Is(err, rpc.ErrDaemonNotRunning) {
 		// Nobody to ask: write UCI and apply once ourselves.
-		notes, werr := config.WriteMode(o.root, mode)
+		notes, werr := daemon.WriteMode(o.root, mode)
 		for _, n := range notes {
 			fmt.Fprintln(os.Stderr, "fastpath:", n)
 		}
