@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/fastpath-wrt/fastpath/src/lab/boardtree"
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/uci"
@@ -130,7 +130,6 @@ func readStateCases(t *testing.T) map[string]stateCase {
 type world struct {
 	t       *testing.T
 	root    string
-	board   string // the board's pristine tree, for resetting UCI
 	kernel  *fakeKernel
 	d       *Daemon
 	events  []string
@@ -140,12 +139,7 @@ type world struct {
 
 func newWorld(t *testing.T, board string) *world {
 	t.Helper()
-	src := filepath.Join(boardsDir, board)
-	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("board fixture %s is missing: create src/testdata/boards/%s", src, board)
-	}
-	w := &world{t: t, root: t.TempDir(), board: src, hidden: t.TempDir(), baseCfg: map[string][]byte{}}
-	copyTree(t, src, w.root)
+	w := &world{t: t, root: boardtree.Copy(t, boardsDir, board), hidden: t.TempDir(), baseCfg: map[string][]byte{}}
 	entries, _ := os.ReadDir(filepath.Join(w.root, "etc/config"))
 	for _, e := range entries {
 		data, err := os.ReadFile(filepath.Join(w.root, "etc/config", e.Name()))
@@ -459,35 +453,4 @@ func sortedNames(cases map[string]stateCase) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// copyTree copies a board tree, symlinks included.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		default:
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastpath-wrt/fastpath/src/lab/boardtree"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/uci"
@@ -47,7 +48,7 @@ func TestPrintJSONMatrix(t *testing.T) {
 	for board, want := range boards {
 		for _, sw := range [][2]string{{"0", "0"}, {"0", "1"}, {"1", "0"}, {"1", "1"}} {
 			t.Run(board+"/"+sw[0]+sw[1], func(t *testing.T) {
-				root := fixtureRoot(t, board)
+				root := boardtree.Copy(t, boardsDir, board)
 				for i, opt := range []string{"flow_offloading", "flow_offloading_hw"} {
 					if _, err := uci.SetCommitted(root, "firewall", "@defaults[0]", opt, sw[i]); err != nil {
 						t.Fatal(err)

@@ -3,13 +3,13 @@ package report
 import (
 	"bufio"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
+	"github.com/fastpath-wrt/fastpath/src/lab/boardtree"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/uci"
@@ -73,44 +73,6 @@ func readCase(t *testing.T, path string) printCase {
 	return c
 }
 
-// fixtureRoot copies a board tree, symlinks included, so a case can
-// change its UCI files.
-func fixtureRoot(t *testing.T, board string) string {
-	t.Helper()
-	src := filepath.Join(boardsDir, board)
-	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("board fixture %s is missing: create src/testdata/boards/%s", src, board)
-	}
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		default:
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func TestPrintGolden(t *testing.T) {
 	cases, _ := filepath.Glob("testdata/print/*.txt")
 	if len(cases) == 0 {
@@ -120,7 +82,7 @@ func TestPrintGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(path), ".txt")
 		t.Run(name, func(t *testing.T) {
 			c := readCase(t, path)
-			root := fixtureRoot(t, c.board)
+			root := boardtree.Copy(t, boardsDir, c.board)
 			if c.mode != "" {
 				if _, err := config.WriteMode(root, c.mode); err != nil {
 					t.Fatalf("mode %s: %v", c.mode, err)
