@@ -55,14 +55,7 @@ type stateCase struct {
 
 func readStateCase(t *testing.T, path string) stateCase {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, want, found := strings.Cut(string(data), "----\n")
-	if !found {
-		t.Fatalf("%s: no ---- line between the inputs and the expected output", path)
-	}
+	head, want := boardtree.ReadCase(t, path)
 	c := stateCase{name: strings.TrimSuffix(filepath.Base(path), ".txt"), head: head, want: want}
 	sc := bufio.NewScanner(strings.NewReader(head))
 	for sc.Scan() {

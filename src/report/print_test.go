@@ -37,14 +37,7 @@ type printCase struct {
 
 func readCase(t *testing.T, path string) printCase {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, want, found := strings.Cut(string(data), "----\n")
-	if !found {
-		t.Fatalf("%s: no ---- line between the inputs and the expected output", path)
-	}
+	head, want := boardtree.ReadCase(t, path)
 	c := printCase{want: want, head: head}
 	sc := bufio.NewScanner(strings.NewReader(head))
 	for sc.Scan() {

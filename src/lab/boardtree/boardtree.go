@@ -1,11 +1,13 @@
-// Package boardtree copies a board fixture tree of src/testdata/boards for a
-// test that changes it (its UCI files, its devices).
+// Package boardtree gives the golden tests a copy of a board fixture tree of
+// src/testdata/boards to change (its UCI files, its devices), and reads
+// their case files.
 package boardtree
 
 import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +48,19 @@ func Copy(t testing.TB, dir, board string) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// ReadCase reads a golden case file: its inputs, a line "----", and the
+// expected output. A missing separator fails the test saying so.
+func ReadCase(t testing.TB, path string) (head, want string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, want, found := strings.Cut(string(data), "----\n")
+	if !found {
+		t.Fatalf("%s: no ---- line between the inputs and the expected output", path)
+	}
+	return head, want
 }
