@@ -261,3 +261,12 @@ test('a cut that only fell back to conntrack deletion says so', () => {
 		/^192\.0\.2\.7: 18 of 20 connections were only removed from conntrack, not dropped in the fast path/);
 	assert.equal(fmt.cutOutcome(null, 'x'), 'Cut x.');
 });
+
+test('refusal: access denied names the read-only login; any other failure keeps its message', () => {
+	const { rpcError } = require('./lib/luci');
+	assert.equal(fmt.refusal('The cut was not released', rpcError(-32002, 'Access denied')),
+		'The cut was not released: access denied; this login may only read.');
+	const other = fmt.refusal('The mode was not changed', rpcError(-32000, 'Object not found'));
+	assert.match(other, /^The mode was not changed: .*Object not found/);
+	assert.equal(fmt.refusal('x', 'timed out'), 'x: timed out');
+});

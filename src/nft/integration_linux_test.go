@@ -14,6 +14,7 @@ import (
 	"github.com/google/nftables"
 
 	"github.com/fastpath-wrt/fastpath/src/netstate"
+	"github.com/fastpath-wrt/fastpath/src/nftevents"
 )
 
 // These tests run in a network namespace of their own with veths they
@@ -217,10 +218,22 @@ func TestIntegrationWatchSeesForeignDelete(t *testing.T) {
 	}
 	b, fd := newTestBackend(t, "lan0")
 	ctx, cancel := context.WithCancel(context.Background())
+	hub, err := nftevents.Open(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hub.Run(ctx)
+	b.UseEvents(hub)
 	var calls atomic.Int32
 	done := make(chan error, 1)
 	go func() { done <- b.Watch(ctx, func() { calls.Add(1) }) }()
-	time.Sleep(100 * time.Millisecond) // let the monitor join the group
+	// The hub's socket is in the group since Open; once Watch has
+	// subscribed it sees every later change.
+	for subscribed := time.Now().Add(30 * time.Second); hub.Subscribers() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(subscribed) {
+			t.Fatal("Watch did not subscribe to the nftables events within 30 s")
+		}
+	}
 
 	// Our own change: a table with a chain (no flowtable, so this runs on
 	// every kernel) made by this process.
@@ -243,10 +256,13 @@ func TestIntegrationWatchSeesForeignDelete(t *testing.T) {
 			t.Errorf("nft delete table: %v: %s", err, out)
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for calls.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// A right watcher calls exactly once however late the events come;
+	// the pause only gives a wrong one (one counting our own create) the
+	// time to show it.
 	time.Sleep(200 * time.Millisecond)
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("changed() called %d times; want exactly 1 (the foreign delete, not our own create)", n)
@@ -266,7 +282,7 @@ func TestIntegrationWatchSeesForeignDelete(t *testing.T) {
 				t.Errorf("nft add flowtable devices: %v: %s", err, out)
 			}
 		})
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for calls.Load() == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -142,6 +142,14 @@ func (h *Hub) Subscribe() *Sub {
 	return s
 }
 
+// Subscribers is how many subscriptions are running: a watcher that has
+// subscribed sees every later change.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
 // Messages delivers the messages, one receive's batch at a time; it is
 // closed when the subscription ends (Err says why).
 func (s *Sub) Messages() <-chan []netlink.Message { return s.msgs }

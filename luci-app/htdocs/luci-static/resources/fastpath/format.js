@@ -682,8 +682,18 @@ function callFailure(err) {
 	return { denied: /error -32002\b/.test(msg) || /Access denied/.test(msg), message: msg };
 }
 
+/* The sentence for a refused or failed write call: what did not happen, and why. */
+function refusal(what, err) {
+	var f = callFailure(err);
+
+	return f.denied
+		? _('%s: access denied; this login may only read.').format(what)
+		: _('%s: %s').format(what, f.message);
+}
+
 return baseclass.extend({
 	callFailure: callFailure,
+	refusal: refusal,
 	more: more,
 	cutOutcome: cutOutcome,
 	list: list,

@@ -243,11 +243,7 @@ return view.extend({
 
 	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
 	refused: function(what, err) {
-		var f = fmt.callFailure(err);
-
-		ui.addNotification(null, E('p', {}, [ f.denied
-			? _('%s: access denied; this login may only read.').format(what)
-			: _('%s: %s').format(what, f.message) ]), 'danger');
+		ui.addNotification(null, E('p', {}, [ fmt.refusal(what, err) ]), 'danger');
 	},
 
 	handleCut: function(flow) {
