@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
@@ -30,6 +31,8 @@ type Snapshot struct {
 	Kernel     status.Kernel    `json:"kernel"`
 	// Shapers are the devices SQM shapes, with the evidence.
 	Shapers []Shaper `json:"shapers,omitempty"`
+	// HWFlows is what the SoC's offload engine has bound (HWFlows).
+	HWFlows ppe.Summary `json:"hw_flows"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -53,6 +56,7 @@ func Observe(root string) (Snapshot, error) {
 	}
 	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)
+	s.HWFlows = HWFlows(root, s.Platform)
 	return s, nil
 }
 

@@ -24,6 +24,9 @@ func StatusText(st status.Status) string {
 		fmt.Fprintf(&b, "flowtable   none in the kernel (planned devices %s)\n", list(st.Flowtable.Devices))
 	}
 	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)\n", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
+	if st.HWFlows.Reason != "" {
+		fmt.Fprintf(&b, "hardware    %s\n", st.HWFlows.Reason)
+	}
 	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP rx acceleration %s\n", orDash(st.Kernel.Release),
 		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"))
 	for _, m := range st.Kernel.Missing {

@@ -7,6 +7,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/nft"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 	"github.com/fastpath-wrt/fastpath/src/supervise"
 )
 
@@ -25,9 +26,12 @@ type Status struct {
 	Platform  platform.Info `json:"platform"`
 	Flowtable Flowtable     `json:"flowtable"`
 	Flows     FlowCounts    `json:"flows"`
-	Kernel    Kernel        `json:"kernel"`
-	Tunnels   []Tunnel      `json:"tunnels"`
-	Cut       cut.Summary   `json:"cut"`
+	// HWFlows is what the SoC's offload engine itself has bound, read
+	// with the counts (a MediaTek PPE's debugfs tables).
+	HWFlows ppe.Summary `json:"hw_flows"`
+	Kernel  Kernel      `json:"kernel"`
+	Tunnels []Tunnel    `json:"tunnels"`
+	Cut     cut.Summary `json:"cut"`
 	// Watchers are the daemon's event sources; a degraded one says since
 	// when and why (it is also named in Errors).
 	Watchers []supervise.Source `json:"watchers"`
