@@ -63,6 +63,7 @@ var STATUS = {
 		}
 	},
 	flows: { total: N, offloaded: N, hw_offloaded: N },
+	hw_flows: { engine: S, read: B, bound: N, counters: B, reason: S, tables: [ { name: S, bound: N, counted: B, error: S } ] },
 	kernel: KERNEL,
 	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
@@ -230,6 +231,28 @@ function flowCountsSentence(counts) {
 
 	return _('%d of %d tracked flows are offloaded: %d in software, %d in hardware.')
 		.format(offloaded, total, software, hardware);
+}
+
+/*
+ * What the offload engine itself holds (a MediaTek PPE's bound entries)
+ * and whether its hardware flows carry byte counters: [ sentence, warning ]
+ * ('' for no engine; the warning is '' where the counters are kept).
+ */
+function hwFlowsSentences(hw) {
+	if (!hw || !hw.engine)
+		return [ '', '' ];
+
+	var sentence, warning = hw.counters ? '' :
+		_('This chip\'s hardware flows carry no byte counters: once a flow is offloaded in hardware, its traffic is missing from conntrack\'s counts, nlbwmon and the connection list.');
+
+	if (hw.read)
+		sentence = _('%d entries are bound in the %s (one per direction of a flow).').format(num(hw.bound), hw.engine);
+	else if (hw.counters)
+		sentence = _('The %s counts the bytes of its hardware flows: conntrack\'s counts include their traffic.').format(hw.engine);
+	else
+		sentence = _('The %s\'s tables cannot be read (debugfs is not mounted, or no engine runs).').format(hw.engine);
+
+	return [ sentence, warning ];
 }
 
 function flagsOfKernel(k) {
@@ -698,6 +721,7 @@ return baseclass.extend({
 	modeLabel: modeLabel,
 	modeSentence: modeSentence,
 	flowCountsSentence: flowCountsSentence,
+	hwFlowsSentences: hwFlowsSentences,
 	flowtableState: flowtableState,
 	kernelRows: kernelRows,
 	tunnelSentence: tunnelSentence,

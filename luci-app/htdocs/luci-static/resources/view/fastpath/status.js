@@ -186,8 +186,12 @@ return view.extend({
 	},
 
 	renderFlows: function(st) {
+		var hw = fmt.hwFlowsSentences(st.hw_flows);
+
 		return section(_('Offloaded flows'), [
 			E('p', {}, [ fmt.flowCountsSentence(st.flows) ]),
+			hw[0] ? E('p', { 'id': 'fastpath-hw-flows' }, [ hw[0], E('br'), E('small', {}, [ st.hw_flows.reason ]) ]) : '',
+			hw[1] ? note('notice', hw[1]) : '',
 			E('p', {}, [ E('a', { 'href': L.url('admin/network/fastpath/flows') }, [ _('Show the flows') ]) ])
 		]);
 	},
