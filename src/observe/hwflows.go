@@ -1,8 +1,6 @@
 package observe
 
 import (
-	"errors"
-	"os"
 	"strconv"
 	"strings"
 
@@ -25,37 +23,33 @@ func HWFlows(root string, p platform.Info) ppe.Summary {
 	if p.HWOffloadEngine != "MediaTek PPE" {
 		return ppe.Summary{}
 	}
-	chip := strings.ToUpper(p.SoC)
+	chip := strings.ToUpper(p.SoC) + "'s PPE"
 	s := ppe.Summary{Engine: p.HWOffloadEngine}
-	v, ok := ParseVersion(p.Kernel)
-	if p.HWFlowCounters && ok && v.AtLeast(ppeCountersSince) {
-		s.Counters = true
-		s.Reason = chip + "'s PPE counts the bytes of each hardware flow, and conntrack's HW_OFFLOAD flows carry them; its tables (debugfs ppeN/bind) are not read: a read clears those counters before conntrack sees them"
+	v, _ := ParseVersion(p.Kernel)
+	s.Counters = p.HWFlowCounters && v.AtLeast(ppeCountersSince)
+	if s.Counters {
+		s.Reason = chip + " counts the bytes of each hardware flow, and conntrack's HW_OFFLOAD flows carry them; its tables (debugfs ppeN/bind) are not read: a read clears those counters before conntrack sees them"
 		return s
 	}
-	why := chip + "'s PPE keeps no byte counters for its flows"
+	why := chip + " keeps no byte counters for its flows"
 	if p.HWFlowCounters {
-		why = chip + "'s PPE counts bytes only from Linux 6.4 (this kernel: " + p.Kernel + ")"
+		why = chip + " counts bytes from Linux 6.4 only"
 	}
 	why += ": once a flow is bound in hardware, conntrack's byte counts stop, and nlbwmon and LuCI's connection list miss its traffic"
-	tables, err := ppe.ReadTables(root)
-	if errors.Is(err, os.ErrNotExist) {
+	s.Tables = ppe.ReadTables(root)
+	if s.Tables == nil {
 		s.Reason = "no PPE table to read (/sys/kernel/debug/ppe0/bind: debugfs not mounted, or no PPE running); " + why
 		return s
 	}
-	s.Read, s.Tables = true, tables
-	var parts []string
-	for _, t := range tables {
+	s.Read = true
+	s.Reason = "hardware flows in the PPE, one entry per direction:"
+	for _, t := range s.Tables {
 		s.Bound += t.Bound
-		part := t.Name + ": none bound"
-		if t.Bound > 0 {
-			part = t.Name + ": " + strconv.Itoa(t.Bound) + " bound (" + t.Types() + ")"
-		}
+		s.Reason += " " + t.Name + ": " + strconv.Itoa(t.Bound) + " bound (" + strconv.Itoa(t.IPv6) + " IPv6);"
 		if t.Error != "" {
-			part += " [" + t.Error + "]"
+			s.Reason += " " + t.Error + ";"
 		}
-		parts = append(parts, part)
 	}
-	s.Reason = "hardware flows in the PPE, one entry per direction: " + strings.Join(parts, "; ") + "; " + why
+	s.Reason += " " + why
 	return s
 }

@@ -5,12 +5,8 @@ package ppe
 
 import (
 	"bufio"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -27,9 +23,9 @@ const (
 
 // Table is what one ppeN/bind file showed.
 type Table struct {
-	Name   string         `json:"name"`    // "ppe0"
-	Bound  int            `json:"bound"`   // entries in state BND
-	ByType map[string]int `json:"by_type"` // "IPv4 5T", "IPv6 5T", "DS-LITE", ...
+	Name  string `json:"name"`  // "ppe0"
+	Bound int    `json:"bound"` // entries in state BND
+	IPv6  int    `json:"ipv6"`  // of them IPv6 flows (types "IPv6 5T", "IPv6 3T", "6RD")
 	// Counted: the lines carry packets=/bytes= (Linux 6.4 and newer).
 	Counted bool   `json:"counted"`
 	Bytes   uint64 `json:"bytes,omitempty"`
@@ -48,28 +44,23 @@ type Summary struct {
 	Reason   string `json:"reason,omitempty"` // one sentence
 }
 
-// ReadTables reads ppe0/bind ... below debugfs (root's sys/kernel/debug).
-// No table at all is os.ErrNotExist.
-func ReadTables(root string) ([]Table, error) {
+// ReadTables reads ppe0/bind ... below debugfs (root's sys/kernel/debug);
+// none when there is no table at all.
+func ReadTables(root string) []Table {
 	var tables []Table
 	for i := 0; i < MaxTables; i++ {
 		name := "ppe" + strconv.Itoa(i)
-		f, err := os.Open(filepath.Join(root, "sys/kernel/debug", name, "bind"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		f, err := os.Open(root + "/sys/kernel/debug/" + name + "/bind")
 		if err != nil {
-			tables = append(tables, Table{Name: name, Error: err.Error()})
+			if !os.IsNotExist(err) {
+				tables = append(tables, Table{Name: name, Error: err.Error()})
+			}
 			continue
 		}
-		t := Parse(name, f)
+		tables = append(tables, Parse(name, f))
 		f.Close()
-		tables = append(tables, t)
 	}
-	if len(tables) == 0 {
-		return nil, os.ErrNotExist
-	}
-	return tables, nil
+	return tables
 }
 
 // Parse reads one table in the driver's format (mtk_ppe_debugfs_foe_show):
@@ -80,101 +71,58 @@ func ReadTables(root string) ([]Table, error) {
 // space), then key=value fields; MediaTek's SDK adds " ppe=N". At most
 // maxLines lines and maxBytes bytes are read.
 func Parse(name string, r io.Reader) Table {
-	t := Table{Name: name, ByType: map[string]int{}}
-	sc := bufio.NewScanner(io.LimitReader(r, maxBytes+1))
+	t := Table{Name: name}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 512), maxLine)
 	n, size := 0, 0
 	for sc.Scan() {
 		n++
 		size += len(sc.Bytes()) + 1
 		if n > maxLines || size > maxBytes {
-			t.fail(fmt.Sprintf("%s/bind: more than %d lines or %d bytes: the rest is not counted", name, maxLines, maxBytes))
+			t.fail(n, "more lines or bytes than a PPE holds: the rest is not counted")
 			return t
 		}
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if err := t.add(line); err != "" {
-			t.fail(fmt.Sprintf("%s/bind line %d: %s", name, n, err))
+		if why := t.add(sc.Text()); why != "" {
+			t.fail(n, why)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.fail(fmt.Sprintf("%s/bind line %d: %v (longer than %d bytes?): the rest is not counted", name, n+1, err, maxLine))
+	if sc.Err() != nil {
+		t.fail(n+1, sc.Err().Error()+": the rest is not counted")
 	}
 	return t
 }
 
-func (t *Table) fail(msg string) {
+func (t *Table) fail(line int, why string) {
 	if t.Error == "" {
-		t.Error = msg
+		t.Error = t.Name + "/bind line " + strconv.Itoa(line) + ": " + why
 	}
 }
 
 // add counts one line; it returns why a line does not parse.
 func (t *Table) add(line string) string {
 	f := strings.Fields(line)
-	if len(f) < 3 {
-		return "fewer than three fields"
+	if len(f) == 0 {
+		return ""
 	}
-	if _, err := strconv.ParseUint(f[0], 16, 32); err != nil {
-		return "index " + strconv.Quote(clip(f[0])) + " is not hexadecimal"
+	if _, err := strconv.ParseUint(f[0], 16, 32); err != nil || len(f) < 3 {
+		return "not an entry (index, state, type, fields)"
 	}
 	if f[1] != "BND" {
 		return "" // UNB and FIN entries forward nothing in hardware
 	}
-	var kind []string
-	var bytes uint64
-	counted := false
-	for _, field := range f[2:] {
-		k, v, ok := strings.Cut(field, "=")
-		if !ok {
-			if len(kind) < 3 {
-				kind = append(kind, field)
-			}
-			continue
-		}
-		if k == "bytes" {
+	t.Bound++
+	if f[2] == "IPv6" || f[2] == "6RD" {
+		t.IPv6++
+	}
+	for _, field := range f[3:] {
+		if v, ok := strings.CutPrefix(field, "bytes="); ok {
 			b, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
-				return "bytes=" + strconv.Quote(clip(v)) + " is not a number"
+				return "bytes= is not a number"
 			}
-			bytes, counted = b, true
+			t.Bytes += b
+			t.Counted = true
 		}
 	}
-	t.Bound++
-	t.ByType[strings.Join(kind, " ")]++
-	t.Bytes += bytes
-	t.Counted = t.Counted || counted
 	return ""
-}
-
-func clip(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "..."
-	}
-	return s
-}
-
-// Types lists a table's packet types with their counts, most first.
-func (t Table) Types() string {
-	type kv struct {
-		k string
-		n int
-	}
-	var kvs []kv
-	for k, n := range t.ByType {
-		kvs = append(kvs, kv{k, n})
-	}
-	sort.Slice(kvs, func(i, j int) bool {
-		if kvs[i].n != kvs[j].n {
-			return kvs[i].n > kvs[j].n
-		}
-		return kvs[i].k < kvs[j].k
-	})
-	parts := make([]string, len(kvs))
-	for i, e := range kvs {
-		parts[i] = fmt.Sprintf("%s %d", e.k, e.n)
-	}
-	return strings.Join(parts, ", ")
 }
