@@ -13,10 +13,13 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/status"
 )
 
-// IPIP rx acceleration in the flowtable (ipip_fill_forward_path) was merged
-// for Linux 6.19; deleting an offloaded conntrack entry works from 6.4.
+// The flowtable follows ipip tunnels both ways (ipip_fill_forward_path)
+// from Linux 6.19, ip6tnl tunnels with IPv4 inside (ip6_tnl_fill_forward_path
+// choosing IPPROTO_IPIP by the flow's ether_type) from 7.2; deleting an
+// offloaded conntrack entry works from 6.4.
 var (
 	ipipRxAccelSince       = Version{6, 19}
+	ip4in6AccelSince       = Version{7, 2}
 	ctDeleteOffloadedSince = Version{6, 4}
 )
 
@@ -71,6 +74,7 @@ func KernelFeatures(root, release string) status.Kernel {
 	}
 	if v, ok := ParseVersion(release); ok {
 		k.IPIPRxAccel = v.AtLeast(ipipRxAccelSince)
+		k.IP4in6Accel = v.AtLeast(ip4in6AccelSince)
 		k.CTDeleteOffloaded = v.AtLeast(ctDeleteOffloadedSince)
 	}
 	return k

@@ -27,13 +27,13 @@ func StatusText(st status.Status) string {
 	if st.HWFlows.Reason != "" {
 		fmt.Fprintf(&b, "hardware    %s\n", st.HWFlows.Reason)
 	}
-	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP rx acceleration %s\n", orDash(st.Kernel.Release),
-		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"))
+	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP acceleration %s, IPv4-in-IPv6 tunnel acceleration %s\n", orDash(st.Kernel.Release),
+		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"), yesNo(st.Kernel.IP4in6Accel, "yes", "no"))
 	for _, m := range st.Kernel.Missing {
 		fmt.Fprintf(&b, "            %s\n", m)
 	}
 	for _, t := range st.Tunnels {
-		fmt.Fprintf(&b, "tunnel      %s: %s\n", t.Device, t.Reason)
+		fmt.Fprintf(&b, "tunnel      %s: %s: %s\n", t.Device, yesNo(t.InFastpath, "fast path", "slow path"), t.Reason)
 	}
 	c := st.Cut
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",

@@ -75,14 +75,16 @@ type Kernel struct {
 	Release           string   `json:"release"`
 	Flowtable         bool     `json:"flowtable"`
 	NetdevTable       bool     `json:"netdev_table"`
-	IPIPRxAccel       bool     `json:"ipip_rx_accel"`
+	IPIPRxAccel       bool     `json:"ipip_rx_accel"`       // the flowtable follows ipip tunnels, rx and tx (>= 6.19)
+	IP4in6Accel       bool     `json:"ip4in6_accel"`        // and ip6tnl tunnels with IPv4 inside: DS-Lite, MAP-E (>= 7.2)
 	CTDeleteOffloaded bool     `json:"ct_delete_offloaded"` // deleting an offloaded conntrack entry works (>= 6.4)
 	Missing           []string `json:"missing,omitempty"`   // human sentences naming module/config
 }
 
-// Tunnel is one IPIP interface and whether its underlay is in the fast path.
+// Tunnel is one tunnel interface and whether its flows take the fast path.
 type Tunnel struct {
 	Interface  string `json:"interface"` // UCI interface name
+	Kind       string `json:"kind"`      // its proto: ipip, dslite, map, 6in4, gre, wireguard, ...
 	Device     string `json:"device"`    // tunnel netdev, e.g. "ipip-wan6"
 	Remote     string `json:"remote"`
 	Local      string `json:"local,omitempty"`

@@ -48,7 +48,7 @@ var PLATFORM = {
 	} ]
 };
 
-var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ct_delete_offloaded: B, missing: [ S ] };
+var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ip4in6_accel: B, ct_delete_offloaded: B, missing: [ S ] };
 
 var STATUS = {
 	version: S,
@@ -65,7 +65,7 @@ var STATUS = {
 	flows: { total: N, offloaded: N, hw_offloaded: N },
 	hw_flows: { engine: S, read: B, bound: N, counters: B, reason: S, tables: [ { name: S, bound: N, counted: B, error: S } ] },
 	kernel: KERNEL,
-	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
+	tunnels: [ { 'interface': S, kind: S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
 	errors: [ S ], errors_total: N
 };
@@ -318,17 +318,24 @@ function kernelRows(k) {
 		[ _('Flowtable support'), yesNo(k.flowtable) ],
 		[ _('Netdev ingress tables (for cuts)'), yesNo(k.netdev_table) ],
 		[ _('IPIP receive acceleration'), yesNo(k.ipip_rx_accel) ],
+		[ _('IPv4-in-IPv6 tunnel acceleration (DS-Lite, MAP-E)'), yesNo(k.ip4in6_accel) ],
 		[ _('Deleting offloaded connections'), yesNo(k.ct_delete_offloaded) ]
 	];
 }
 
 function tunnelSentence(t) {
-	var under = t.underlay || _('an unknown device');
+	var under = t.underlay;
+
+	/* No underlay: a kind the flowtable cannot follow, or one not found (the reason says which). */
+	if (!under && !t.in_fastpath)
+		return (t.kind
+			? _('%s (%s, %s): its flows stay in the slow path.').format(t.device || '?', t.interface || '?', t.kind)
+			: _('%s (%s): its flows stay in the slow path.').format(t.device || '?', t.interface || '?'));
 
 	return (t.in_fastpath
 		? _('%s (%s) reaches %s over %s, which is in the fast path.')
 		: _('%s (%s) reaches %s over %s, which is not in the fast path.')
-	).format(t.device || '?', t.interface || '?', t.remote || '?', under);
+	).format(t.device || '?', t.interface || '?', t.remote || '?', under || '?');
 }
 
 function kindLabel(kind) {

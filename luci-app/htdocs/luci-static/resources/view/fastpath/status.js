@@ -199,9 +199,9 @@ return view.extend({
 	renderTunnels: function(st) {
 		var tunnels = fmt.list(st.tunnels);
 
-		return section(_('IPIP tunnels'), tunnels.length ? tunnels.map(function(t) {
+		return section(_('Tunnels'), tunnels.length ? tunnels.map(function(t) {
 			return E('p', {}, [ fmt.tunnelSentence(t), t.reason ? E('br') : '', t.reason ? E('small', {}, [ t.reason ]) : '' ]);
-		}) : [ E('p', {}, [ E('em', {}, [ _('No IPIP tunnel is configured.') ]) ]) ]);
+		}) : [ E('p', {}, [ E('em', {}, [ _('No tunnel is configured.') ]) ]) ]);
 	},
 
 	renderCuts: function(st) {
