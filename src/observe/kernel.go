@@ -14,12 +14,13 @@ import (
 )
 
 // The flowtable follows ipip tunnels both ways (ipip_fill_forward_path)
-// from Linux 6.19, ip6tnl tunnels with IPv4 inside (ip6_tnl_fill_forward_path
-// choosing IPPROTO_IPIP by the flow's ether_type) from 7.2; deleting an
-// offloaded conntrack entry works from 6.4.
+// from Linux 6.19, and ip6tnl tunnels (ip6_tnl_fill_forward_path) from
+// 7.0 — as if they carried IPv6: IPv4 inside (DS-Lite, MAP-E) was posted
+// for nf-next in May 2026 and is not in 7.2.13. Deleting an offloaded
+// conntrack entry works from 6.4.
 var (
 	ipipRxAccelSince       = Version{6, 19}
-	ip4in6AccelSince       = Version{7, 2}
+	ip6tnlPathSince        = Version{7, 0}
 	ctDeleteOffloadedSince = Version{6, 4}
 )
 
@@ -74,7 +75,7 @@ func KernelFeatures(root, release string) status.Kernel {
 	}
 	if v, ok := ParseVersion(release); ok {
 		k.IPIPRxAccel = v.AtLeast(ipipRxAccelSince)
-		k.IP4in6Accel = v.AtLeast(ip4in6AccelSince)
+		k.IP6TnlPath = v.AtLeast(ip6tnlPathSince)
 		k.CTDeleteOffloaded = v.AtLeast(ctDeleteOffloadedSince)
 	}
 	return k

@@ -23,6 +23,8 @@ type Plan struct {
 	Cut       Cut               `json:"cut"`
 	UCIFixes  []UCIFix          `json:"uci_fixes,omitempty"`
 	Decisions []status.Decision `json:"decisions"`
+
+	stalled []int // Tunnels whose offloaded flows stall where their underlay is listed (markTunnels)
 }
 
 // Cut is where and how the verdict cut runs.

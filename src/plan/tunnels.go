@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/observe"
@@ -14,8 +16,9 @@ import (
 // finds it again where the tunnel's frames enter (its underlay), only
 // through the tunnel driver's ndo_fill_forward_path
 // (net/netfilter/nf_flow_table_path.c): ipip.c has one from Linux 6.19
-// (rx and tx), ip6_tunnel.c from 7.0 for IPv6 inside and from 7.2 for
-// IPv4 inside (DS-Lite, MAP-E); ip_gre.c, ip6_gre.c, sit.c and wireguard
+// (rx and tx); ip6_tunnel.c has one from 7.0, which takes every tunnel
+// for IPv6 inside, so IPv4 in it (DS-Lite, MAP-E) is offloaded into a
+// path that carries nothing; ip_gre.c, ip6_gre.c, sit.c and wireguard
 // have none.
 type tunnelKind struct {
 	proto  string // UCI proto
@@ -29,9 +32,9 @@ type tunnelKind struct {
 }
 
 const (
-	accelNone   = iota
-	accelIPIP   // status.Kernel.IPIPRxAccel, Linux 6.19
-	accelIP4in6 // status.Kernel.IP4in6Accel, Linux 7.2
+	accelNone  = iota
+	accelIPIP  // status.Kernel.IPIPRxAccel, Linux 6.19
+	stallsIPv4 // ip6tnl with IPv4 inside: followed from 7.0 (status.Kernel.IP6TnlPath) as IPv6, and stalls
 )
 
 const (
@@ -42,9 +45,9 @@ const (
 // tunnelKinds is static data (no init code: the binary's budget is tight).
 var tunnelKinds = [...]tunnelKind{
 	{proto: "ipip", prefix: "ipip-", what: "IPv4 in IPv4", accel: accelIPIP},
-	{proto: "dslite", prefix: "ds-", v6: true, what: "IPv4 in IPv6, ip6tnl", accel: accelIP4in6},
-	{proto: "ipip6", prefix: "ipip6-", v6: true, what: "IPv4 in IPv6, ip6tnl", accel: accelIP4in6},
-	{proto: "map", prefix: "map-", v6: true, what: "MAP-E: IPv4 in IPv6, ip6tnl", accel: accelIP4in6},
+	{proto: "dslite", prefix: "ds-", v6: true, what: "IPv4 in IPv6, ip6tnl", accel: stallsIPv4},
+	{proto: "ipip6", prefix: "ipip6-", v6: true, what: "IPv4 in IPv6, ip6tnl", accel: stallsIPv4},
+	{proto: "map", prefix: "map-", v6: true, what: "MAP-E: IPv4 in IPv6, ip6tnl", accel: stallsIPv4},
 	{proto: "6in4", prefix: "6in4-", what: "IPv6 in IPv4, sit", slow: sitSlow},
 	{proto: "6rd", prefix: "6rd-", what: "IPv6 in IPv4, sit", slow: sitSlow},
 	{proto: "6to4", prefix: "6to4-", what: "IPv6 in IPv4, sit", slow: sitSlow},
@@ -67,10 +70,7 @@ func tunnelKindOf(proto string) (tunnelKind, bool) {
 // follows reports whether kernel k's flowtable follows the kind, and the
 // release that does.
 func (kind tunnelKind) follows(k status.Kernel) (bool, string) {
-	if kind.accel == accelIPIP {
-		return k.IPIPRxAccel, "Linux 6.19"
-	}
-	return k.IP4in6Accel, "Linux 7.2"
+	return k.IPIPRxAccel && kind.accel == accelIPIP, "Linux 6.19"
 }
 
 // planTunnel finds a tunnel's underlay — the tunlink interface's device,
@@ -95,8 +95,13 @@ func (p *Plan) planTunnel(s observe.Snapshot, ifc config.Interface, kind tunnelK
 		t.Reason = label + ": type " + ifc.Type + " translates in the nat46 module, which no flowtable path follows: its flows stay in the slow path"
 		return
 	}
+	stalls := kind.accel == stallsIPv4 && s.Kernel.IP6TnlPath
+	if kind.accel == stallsIPv4 && !stalls {
+		t.Reason = label + ": the flowtable has no path into ip6tnl tunnels before Linux 7.0: its flows stay in the slow path"
+		return
+	}
 	if kind.v6 && ifc.EncapLim != "" && ifc.EncapLim != "ignore" {
-		t.Reason = label + ": encaplimit " + ifc.EncapLim + " puts a destination option in every packet, and the flowtable follows no ip6tnl that does (ip6_tnl_fill_forward_path refuses it): its flows stay in the slow path (set network." + ifc.Name + ".encaplimit to 'ignore', netifd's default)"
+		t.Reason = label + ": encaplimit " + ifc.EncapLim + " puts a destination option in every packet, and the flowtable follows no ip6tnl that does (ip6_tnl_fill_forward_path refuses it): its flows stay in the slow path"
 		return
 	}
 	peer, err := netip.ParseAddr(ifc.PeerAddr)
@@ -147,6 +152,12 @@ func (p *Plan) planTunnel(s observe.Snapshot, ifc config.Interface, kind tunnelK
 		t.Reason = label + ": underlay " + t.Underlay + " (" + via + ") does not exist now"
 		return
 	}
+	if stalls {
+		t.Reason = label + ", " + t.Device + ": WARNING: kernel " + s.Kernel.Release + " follows ip6tnl tunnels to their underlay as if they carried IPv6 (ip6_tnl_fill_forward_path, Linux 7.0; IPv4 inside was posted for nf-next in May 2026): a flow offloaded through " + t.Device + " stalls (the lab's 7.2.13: TCP streams either way received nothing); its underlay " + t.Underlay + " (" + via + ")"
+		p.stalled = append(p.stalled, len(p.Tunnels))
+		t.Underlay = strings.Join(devs, " ")
+		return
+	}
 	for _, d := range devs {
 		set[d] = true
 	}
@@ -156,6 +167,16 @@ func (p *Plan) planTunnel(s observe.Snapshot, ifc config.Interface, kind tunnelK
 // markTunnels says, once the mode is known, whether each tunnel's flows
 // really take the fast path, both ways.
 func (p *Plan) markTunnels(s observe.Snapshot) {
+	for _, i := range p.stalled {
+		t := &p.Tunnels[i]
+		devs := strings.Fields(t.Underlay)
+		t.Underlay = ""
+		if p.Flowtable.Enabled && slices.ContainsFunc(devs, func(d string) bool { return slices.Contains(p.Flowtable.Devices, d) }) {
+			t.Reason += " is listed for other interfaces, so its flows stall: turn offload off while this tunnel carries traffic, or run a kernel with IPv4-in-ip6tnl support"
+		} else {
+			t.Reason += " is not listed for it: its flows stay in the slow path"
+		}
+	}
 	for i := range p.Tunnels {
 		t := &p.Tunnels[i]
 		kind, _ := tunnelKindOf(t.Kind)

@@ -27,8 +27,8 @@ func StatusText(st status.Status) string {
 	if st.HWFlows.Reason != "" {
 		fmt.Fprintf(&b, "hardware    %s\n", st.HWFlows.Reason)
 	}
-	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP acceleration %s, IPv4-in-IPv6 tunnel acceleration %s\n", orDash(st.Kernel.Release),
-		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"), yesNo(st.Kernel.IP4in6Accel, "yes", "no"))
+	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP acceleration %s, ip6tnl path %s\n", orDash(st.Kernel.Release),
+		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"), yesNo(st.Kernel.IP6TnlPath, "yes (IPv6 inside only)", "no"))
 	for _, m := range st.Kernel.Missing {
 		fmt.Fprintf(&b, "            %s\n", m)
 	}

@@ -76,7 +76,7 @@ type Kernel struct {
 	Flowtable         bool     `json:"flowtable"`
 	NetdevTable       bool     `json:"netdev_table"`
 	IPIPRxAccel       bool     `json:"ipip_rx_accel"`       // the flowtable follows ipip tunnels, rx and tx (>= 6.19)
-	IP4in6Accel       bool     `json:"ip4in6_accel"`        // and ip6tnl tunnels with IPv4 inside: DS-Lite, MAP-E (>= 7.2)
+	IP6TnlPath        bool     `json:"ip6tnl_path"`         // the flowtable follows ip6tnl tunnels, as if they carried IPv6 (>= 7.0)
 	CTDeleteOffloaded bool     `json:"ct_delete_offloaded"` // deleting an offloaded conntrack entry works (>= 6.4)
 	Missing           []string `json:"missing,omitempty"`   // human sentences naming module/config
 }

@@ -48,7 +48,7 @@ var PLATFORM = {
 	} ]
 };
 
-var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ip4in6_accel: B, ct_delete_offloaded: B, missing: [ S ] };
+var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ip6tnl_path: B, ct_delete_offloaded: B, missing: [ S ] };
 
 var STATUS = {
 	version: S,
@@ -318,7 +318,7 @@ function kernelRows(k) {
 		[ _('Flowtable support'), yesNo(k.flowtable) ],
 		[ _('Netdev ingress tables (for cuts)'), yesNo(k.netdev_table) ],
 		[ _('IPIP receive acceleration'), yesNo(k.ipip_rx_accel) ],
-		[ _('IPv4-in-IPv6 tunnel acceleration (DS-Lite, MAP-E)'), yesNo(k.ip4in6_accel) ],
+		[ _('ip6tnl tunnel path (IPv6 inside only)'), yesNo(k.ip6tnl_path) ],
 		[ _('Deleting offloaded connections'), yesNo(k.ct_delete_offloaded) ]
 	];
 }
