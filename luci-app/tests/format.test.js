@@ -64,7 +64,11 @@ test('tunnel, cut and block list sentences', () => {
 	const st = fixture('status.json');
 	assert.equal(fmt.tunnelSentence(st.tunnels[0]), 'ipip-wan6 (wan6) reaches 192.0.2.1 over eth0, which is in the fast path.');
 	assert.equal(fmt.tunnelSentence({ device: 'ipip-x', interface: 'x', remote: '192.0.2.9', underlay: '', in_fastpath: false }),
-		'ipip-x (x) reaches 192.0.2.9 over an unknown device, which is not in the fast path.');
+		'ipip-x (x): its flows stay in the slow path.');
+	assert.equal(fmt.tunnelSentence({ device: 'gre4-g', interface: 'g', kind: 'gre', remote: '192.0.2.9', underlay: '', in_fastpath: false }),
+		'gre4-g (g, gre): its flows stay in the slow path.');
+	assert.equal(fmt.tunnelSentence({ device: 'ipip-x', interface: 'x', kind: 'ipip', remote: '192.0.2.9', underlay: 'wan', in_fastpath: false }),
+		'ipip-x (x) reaches 192.0.2.9 over wan, which is not in the fast path.');
 	assert.equal(fmt.cutSummarySentence(st.cut),
 		'Cut connections are dropped in the fast path on eth0, eth1, before the flowtable; a cut stays while frames keep coming and ends 10s after the last one.');
 	assert.equal(fmt.cutCountsSentence(st.cut), '2 active cuts, 197994 frames dropped.');

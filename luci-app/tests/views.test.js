@@ -82,7 +82,7 @@ test('status view: a kernel without flowtable and a daemon error', async () => {
 		'flowtable: CONFIG_NF_FLOW_TABLE (kmod-nft-offload)',
 		'apply: flowtable ft: operation not supported',
 		'SoC not recognised',
-		'No IPIP tunnel is configured.',
+		'No tunnel is configured.',
 		'No evidence was collected.',
 		'No block list is watched.'
 	])

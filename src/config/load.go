@@ -248,6 +248,9 @@ func (s *Settings) loadNetwork(nw *uci.File) {
 		ifc.PeerAddr, _ = sec.Get("peeraddr")
 		ifc.IPAddr, _ = sec.Get("ipaddr")
 		ifc.TunLink, _ = sec.Get("tunlink")
+		ifc.IP6Addr, _ = sec.Get("ip6addr")
+		ifc.Type, _ = sec.Get("type")
+		ifc.EncapLim, _ = sec.Get("encaplimit")
 		s.Network.Interfaces = append(s.Network.Interfaces, ifc)
 	}
 	for _, sec := range nw.SectionsOfType("device") {

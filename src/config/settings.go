@@ -73,10 +73,13 @@ type Interface struct {
 	Proto    string `json:"proto"`
 	Device   string `json:"device,omitempty"` // option device (21.02+) or ifname
 	Disabled bool   `json:"disabled,omitempty"`
-	// IPIP tunnels (proto ipip).
+	// Tunnels (proto ipip, dslite, map, 6in4, gre, ...).
 	PeerAddr string `json:"peeraddr,omitempty"`
 	IPAddr   string `json:"ipaddr,omitempty"`
 	TunLink  string `json:"tunlink,omitempty"`
+	IP6Addr  string `json:"ip6addr,omitempty"`    // dslite: the local IPv6 end
+	Type     string `json:"type,omitempty"`       // map: map-e (default), map-t, lw4o6
+	EncapLim string `json:"encaplimit,omitempty"` // dslite, map: "ignore" or a number
 }
 
 // SQMQueue is one enabled `config queue` of /etc/config/sqm.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/nft"
+	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/report"
 	"github.com/fastpath-wrt/fastpath/src/status"
@@ -34,8 +35,10 @@ func (r *Reconciler) statusUncounted(ctx context.Context) status.Status {
 // the offloaded counts need a conntrack dump (of the offloaded entries),
 // and neither a pass nor another status call should wait on it. Without
 // any flowtable in the namespace nothing is offloaded, and the kernel's
-// counter is the whole answer.
+// counter is the whole answer. The offload engine's own tables are read
+// beside them, at the same moment.
 func (r *Reconciler) countFlows(st *status.Status) {
+	st.HWFlows = observe.HWFlows(r.Root, st.Platform)
 	if has, err := r.kernel.flowtable.AnyFlowtable(); err == nil && !has {
 		n, err := r.kernel.flows.Total()
 		if err != nil {

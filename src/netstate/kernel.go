@@ -33,7 +33,8 @@ type KernelFeatures struct {
 	Release           string   `json:"release"`
 	Flowtable         bool     `json:"flowtable"`
 	NetdevTable       bool     `json:"netdev_table"`
-	IPIPRxAccel       bool     `json:"ipip_rx_accel"`
+	IPIPRxAccel       bool     `json:"ipip_rx_accel"`       // the flowtable follows ipip tunnels, rx and tx (>= 6.19)
+	IP6TnlPath        bool     `json:"ip6tnl_path"`         // the flowtable follows ip6tnl tunnels, as if they carried IPv6 (>= 7.0)
 	CTDeleteOffloaded bool     `json:"ct_delete_offloaded"` // deleting an offloaded conntrack entry works (>= 6.4)
 	Missing           []string `json:"missing,omitempty"`   // human sentences naming module/config
 }

@@ -13,10 +13,14 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
-// IPIP rx acceleration in the flowtable (ipip_fill_forward_path) was merged
-// for Linux 6.19; deleting an offloaded conntrack entry works from 6.4.
+// The flowtable follows ipip tunnels both ways (ipip_fill_forward_path)
+// from Linux 6.19, and ip6tnl tunnels (ip6_tnl_fill_forward_path) from
+// 7.0 — as if they carried IPv6: IPv4 inside (DS-Lite, MAP-E) was posted
+// for nf-next in May 2026 and is not in 7.2.13. Deleting an offloaded
+// conntrack entry works from 6.4.
 var (
 	ipipRxAccelSince       = Version{6, 19}
+	ip6tnlPathSince        = Version{7, 0}
 	ctDeleteOffloadedSince = Version{6, 4}
 )
 
@@ -71,6 +75,7 @@ func KernelFeatures(root, release string) netstate.KernelFeatures {
 	}
 	if v, ok := ParseVersion(release); ok {
 		k.IPIPRxAccel = v.AtLeast(ipipRxAccelSince)
+		k.IP6TnlPath = v.AtLeast(ip6tnlPathSince)
 		k.CTDeleteOffloaded = v.AtLeast(ctDeleteOffloadedSince)
 	}
 	return k

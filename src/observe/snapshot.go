@@ -14,6 +14,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 )
 
 // Snapshot is everything planning needs, read at one moment.
@@ -23,13 +24,15 @@ type Snapshot struct {
 	Platform platform.Info   `json:"platform"`
 	Routes   []Route         `json:"routes"`
 	// PeerRoutes are the kernel's own answers (KernelRoute) for the peers
-	// of IPIP interfaces, keyed by the peer's address; read on a live
+	// of tunnel interfaces (ipip, dslite, map), keyed by the peer's address; read on a live
 	// router only (root "/"), where policy rules may route a peer past the
 	// main table.
 	PeerRoutes map[string]Route        `json:"peer_routes,omitempty"`
 	Kernel     netstate.KernelFeatures `json:"kernel"`
 	// Shapers are the devices SQM shapes, with the evidence.
 	Shapers []Shaper `json:"shapers,omitempty"`
+	// HWFlows is what the SoC's offload engine has bound (HWFlows).
+	HWFlows ppe.Summary `json:"hw_flows"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -53,6 +56,7 @@ func Observe(root string) (Snapshot, error) {
 	}
 	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)
+	s.HWFlows = HWFlows(root, s.Platform)
 	return s, nil
 }
 
@@ -72,17 +76,20 @@ func rootQdiscsByName(devs []platform.Device) map[string]string {
 	return out
 }
 
-// peerRoutes asks the kernel for the route to each IPIP peer, from the
-// tunnel's local address. A peer the kernel has no answer for is left
+// peerRoutes asks the kernel for the route to each tunnel's peer, from
+// the tunnel's local address. A peer the kernel has no answer for is left
 // out: planning then reads the main table, and says so.
 func peerRoutes(n config.Network) map[string]Route {
 	routes := map[string]Route{}
 	for _, ifc := range n.Interfaces {
 		peer, err := netip.ParseAddr(ifc.PeerAddr)
-		if ifc.Proto != "ipip" || ifc.TunLink != "" || err != nil {
+		if ifc.TunLink != "" || err != nil {
 			continue
 		}
 		local, _ := netip.ParseAddr(ifc.IPAddr)
+		if peer.Is6() {
+			local, _ = netip.ParseAddr(ifc.IP6Addr)
+		}
 		if rt, err := KernelRoute(0, peer, local); err == nil {
 			routes[peer.String()] = rt
 		}

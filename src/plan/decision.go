@@ -20,9 +20,10 @@ type Decision struct {
 	Reason string `json:"reason"`
 }
 
-// Tunnel is one IPIP interface and whether its underlay is in the fast path.
+// Tunnel is one tunnel interface and whether its flows take the fast path.
 type Tunnel struct {
 	Interface  string `json:"interface"` // UCI interface name
+	Kind       string `json:"kind"`      // its proto: ipip, dslite, map, 6in4, gre, wireguard, ...
 	Device     string `json:"device"`    // tunnel netdev, e.g. "ipip-wan6"
 	Remote     string `json:"remote"`
 	Local      string `json:"local,omitempty"`

@@ -7,9 +7,9 @@ import (
 )
 
 // flowtableDevices lists the L2 devices of the routed interfaces, the
-// underlays of IPIP tunnels (never the tunnel devices: the flowtable hooks
-// where frames enter, and a tunnel's frames enter on its underlay), and the
-// extra devices of fastpath.main.device.
+// underlays of the tunnels the flowtable can follow (never the tunnel
+// devices: the flowtable hooks where frames enter, and a tunnel's frames
+// enter on its underlay), and the extra devices of fastpath.main.device.
 func (p *Plan) flowtableDevices(s observe.Snapshot) []string {
 	r := newResolver(s)
 	set := map[string]bool{}
@@ -22,8 +22,9 @@ func (p *Plan) flowtableDevices(s observe.Snapshot) []string {
 		case ifc.Disabled:
 			p.note("device", "interface %s is disabled: not listed", ifc.Name)
 		case ifc.Name == "loopback" || ifc.Device == "lo":
-		case ifc.Proto == "ipip":
-			p.planTunnel(s, ifc, ifaces, r, set)
+		case isTunnel(ifc.Proto):
+			kind, _ := tunnelKindOf(ifc.Proto)
+			p.planTunnel(s, ifc, kind, ifaces, r, set)
 		case ifc.Proto == "none" || ifc.Proto == "":
 			p.note("device", "interface %s has proto none: nothing is routed through it, not listed", ifc.Name)
 		case ifc.Device == "":
@@ -123,4 +124,9 @@ func (r resolver) resolve(name string) []string {
 	}
 	walk(name, 0)
 	return out
+}
+
+func isTunnel(proto string) bool {
+	_, ok := tunnelKindOf(proto)
+	return ok
 }

@@ -22,6 +22,8 @@ type Plan struct {
 	Cut       Cut                    `json:"cut"`
 	UCIFixes  []UCIFix               `json:"uci_fixes,omitempty"`
 	Decisions []Decision             `json:"decisions"`
+
+	stalled []int // Tunnels whose offloaded flows stall where their underlay is listed (markTunnels)
 }
 
 // Cut is where and how the verdict cut runs.

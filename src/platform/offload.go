@@ -16,6 +16,7 @@ func decideOffload(info *Info) {
 		if m.row.HWOffload {
 			info.HWOffloadCapable = true
 			info.HWOffloadEngine = m.row.Engine
+			info.HWFlowCounters = m.row.FlowCounters
 		}
 	}
 	markDevices(info, m, found)

@@ -12,13 +12,16 @@ type Info struct {
 	Compatible []string `json:"compatible,omitempty"` // /proc/device-tree/compatible, in order
 	Kernel     string   `json:"kernel,omitempty"`     // /proc/sys/kernel/osrelease
 
-	SoC              string     `json:"soc"` // lower-case chip name, e.g. "qca9558", "mt7621"; "unknown" when nothing matched
-	Vendor           string     `json:"vendor,omitempty"`
-	HWOffloadCapable bool       `json:"hw_offload_capable"`
-	HWOffloadEngine  string     `json:"hw_offload_engine,omitempty"` // e.g. "MediaTek PPE"
-	HWOffloadReason  string     `json:"hw_offload_reason"`           // one sentence, for people
-	Evidence         []Evidence `json:"evidence"`
-	Devices          []Device   `json:"devices"`
+	SoC              string `json:"soc"` // lower-case chip name, e.g. "qca9558", "mt7621"; "unknown" when nothing matched
+	Vendor           string `json:"vendor,omitempty"`
+	HWOffloadCapable bool   `json:"hw_offload_capable"`
+	HWOffloadEngine  string `json:"hw_offload_engine,omitempty"` // e.g. "MediaTek PPE"
+	HWOffloadReason  string `json:"hw_offload_reason"`           // one sentence, for people
+	// HWFlowCounters: the engine counts the bytes of its flows (where the
+	// kernel reads them; see observe.HWFlows).
+	HWFlowCounters bool       `json:"hw_flow_counters,omitempty"`
+	Evidence       []Evidence `json:"evidence"`
+	Devices        []Device   `json:"devices"`
 }
 
 // Evidence is one observed fact and what it told detection.

@@ -18,8 +18,12 @@ type chip struct {
 	Targets []string
 
 	HWOffload bool
-	Engine    string   // e.g. "MediaTek PPE"
-	Drivers   []string // ethernet drivers that feed the engine
+	Engine    string // e.g. "MediaTek PPE"
+	// FlowCounters: the engine counts each hardware flow's bytes, so
+	// conntrack keeps counting offloaded traffic (has_accounting in
+	// mtk_eth_soc.c, read from Linux 6.4).
+	FlowCounters bool
+	Drivers      []string // ethernet drivers that feed the engine
 	// Limit says, for chips without an engine, why; it completes
 	// "<chip> (<family>) ... : software offload only".
 	Limit string
@@ -39,19 +43,19 @@ var socTable = []chip{
 		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}},
 	{Name: "mt7622", Display: "MT7622", Vendor: "MediaTek", Family: "mediatek/mt7622",
 		Compatible: []string{"mediatek,mt7622"},
-		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}},
+		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}, FlowCounters: true},
 	{Name: "mt7623", Display: "MT7623", Vendor: "MediaTek", Family: "mediatek/mt7623",
 		Compatible: []string{"mediatek,mt7623*"},
 		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}},
 	{Name: "mt7981", Display: "MT7981", Vendor: "MediaTek", Family: "mediatek/filogic",
 		Compatible: []string{"mediatek,mt7981*"},
-		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}},
+		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}, FlowCounters: true},
 	{Name: "mt7986", Display: "MT7986", Vendor: "MediaTek", Family: "mediatek/filogic",
 		Compatible: []string{"mediatek,mt7986*"},
-		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}},
+		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}, FlowCounters: true},
 	{Name: "mt7988", Display: "MT7988", Vendor: "MediaTek", Family: "mediatek/filogic",
 		Compatible: []string{"mediatek,mt7988*"},
-		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}},
+		HWOffload:  true, Engine: "MediaTek PPE", Drivers: []string{"mtk_soc_eth"}, FlowCounters: true},
 	{Name: "en7581", Display: "EN7581", Vendor: "Airoha", Family: "airoha/an7581",
 		Compatible: []string{"airoha,en7581*", "airoha,an7581*"},
 		HWOffload:  true, Engine: "Airoha PPE", Drivers: []string{"airoha_eth"}},

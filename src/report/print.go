@@ -12,6 +12,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 )
 
 // Printout is `fastpath print --json`: the plan and the ruleset it implies.
@@ -23,6 +24,7 @@ type Printout struct {
 	Cut       plan.Cut                `json:"cut"`
 	UCIFixes  []plan.UCIFix           `json:"uci_fixes"`
 	Kernel    netstate.KernelFeatures `json:"kernel"`
+	HWFlows   ppe.Summary             `json:"hw_flows"`
 	Decisions []plan.Decision         `json:"decisions"`
 	Ruleset   string                  `json:"ruleset"`
 }
@@ -65,6 +67,7 @@ func NewPrintout(s observe.Snapshot, p plan.Plan) Printout {
 		Cut:       p.Cut,
 		UCIFixes:  nonNil(p.UCIFixes),
 		Kernel:    s.Kernel,
+		HWFlows:   s.HWFlows,
 		Decisions: p.Decisions,
 		Ruleset:   Ruleset(p),
 	}
@@ -93,6 +96,9 @@ func (o Printout) Text() string {
 	fmt.Fprintf(&b, "# board: %s", orDash(o.Platform.BoardName))
 	fmt.Fprintf(&b, " (soc %s, hardware offload %s)\n", orDash(o.Platform.SoC), yesNo(o.Platform.HWOffloadCapable, "capable", "not capable"))
 	fmt.Fprintf(&b, "# mode: requested %s, effective %s\n", o.Mode.Requested, orDash(o.Mode.Effective))
+	if o.HWFlows.Reason != "" {
+		fmt.Fprintf(&b, "# hardware: %s\n", o.HWFlows.Reason)
+	}
 	for _, d := range o.Decisions {
 		fmt.Fprintf(&b, "# %-8s %s\n", d.Topic+":", d.Reason)
 	}

@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the expected output of the prin
 const boardsDir = "../testdata/boards"
 
 // A print case is one file: a description line, the board fixture, UCI
-// options set on top of it, a separator, and the expected `fastpath print`.
+// options set on top of it (and the kernel release it runs, if not the
+// board's), a separator, and the expected `fastpath print`.
 //
 //	# Archer C7 v2, hardware offload asked for
 //	board: archer-c7-v2
@@ -28,11 +29,12 @@ const boardsDir = "../testdata/boards"
 //	----
 //	<expected output>
 type printCase struct {
-	board string
-	sets  [][4]string // package, section, option, value
-	mode  string      // `fastpath set` mode written before planning
-	want  string
-	head  string
+	board  string
+	sets   [][4]string // package, section, option, value
+	mode   string      // `fastpath set` mode written before planning
+	kernel string      // the running kernel's release, instead of the board's
+	want   string
+	head   string
 }
 
 func readCase(t *testing.T, path string) printCase {
@@ -48,6 +50,8 @@ func readCase(t *testing.T, path string) printCase {
 			c.board = strings.TrimPrefix(line, "board: ")
 		case strings.HasPrefix(line, "mode: "):
 			c.mode = strings.TrimPrefix(line, "mode: ")
+		case strings.HasPrefix(line, "kernel: "):
+			c.kernel = strings.TrimPrefix(line, "kernel: ")
 		case strings.HasPrefix(line, "set: "):
 			kv := strings.TrimPrefix(line, "set: ")
 			key, value, ok := strings.Cut(kv, "=")
@@ -57,7 +61,7 @@ func readCase(t *testing.T, path string) printCase {
 			}
 			c.sets = append(c.sets, [4]string{parts[0], parts[1], parts[2], value})
 		default:
-			t.Fatalf("%s: unknown input line %q (want board:, mode:, set: or #)", path, line)
+			t.Fatalf("%s: unknown input line %q (want board:, mode:, kernel:, set: or #)", path, line)
 		}
 	}
 	if c.board == "" {
@@ -76,6 +80,11 @@ func TestPrintGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := readCase(t, path)
 			root := boardtree.Copy(t, boardsDir, c.board)
+			if c.kernel != "" {
+				if err := os.WriteFile(filepath.Join(root, "proc/sys/kernel/osrelease"), []byte(c.kernel+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if c.mode != "" {
 				if _, err := config.WriteMode(root, c.mode); err != nil {
 					t.Fatalf("mode %s: %v", c.mode, err)

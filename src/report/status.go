@@ -24,13 +24,16 @@ func StatusText(st status.Status) string {
 		fmt.Fprintf(&b, "flowtable   none in the kernel (planned devices %s)\n", list(st.Flowtable.Devices))
 	}
 	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)\n", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
-	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP rx acceleration %s\n", orDash(st.Kernel.Release),
-		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"))
+	if st.HWFlows.Reason != "" {
+		fmt.Fprintf(&b, "hardware    %s\n", st.HWFlows.Reason)
+	}
+	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP acceleration %s, ip6tnl path %s\n", orDash(st.Kernel.Release),
+		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"), yesNo(st.Kernel.IP6TnlPath, "yes (IPv6 inside only)", "no"))
 	for _, m := range st.Kernel.Missing {
 		fmt.Fprintf(&b, "            %s\n", m)
 	}
 	for _, t := range st.Tunnels {
-		fmt.Fprintf(&b, "tunnel      %s: %s\n", t.Device, t.Reason)
+		fmt.Fprintf(&b, "tunnel      %s: %s: %s\n", t.Device, yesNo(t.InFastpath, "fast path", "slow path"), t.Reason)
 	}
 	c := st.Cut
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",

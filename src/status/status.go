@@ -8,20 +8,24 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 	"github.com/fastpath-wrt/fastpath/src/supervise"
 )
 
 // Status is the answer of `fastpath status`, `ubus call fastpath status`.
 type Status struct {
-	Version   string                  `json:"version"`
-	Mode      plan.Mode               `json:"mode"`
-	Decisions []plan.Decision         `json:"decisions"`
-	Platform  platform.Info           `json:"platform"`
-	Flowtable Flowtable               `json:"flowtable"`
-	Flows     netstate.FlowCounts     `json:"flows"`
-	Kernel    netstate.KernelFeatures `json:"kernel"`
-	Tunnels   []plan.Tunnel           `json:"tunnels"`
-	Cut       cut.Summary             `json:"cut"`
+	Version   string              `json:"version"`
+	Mode      plan.Mode           `json:"mode"`
+	Decisions []plan.Decision     `json:"decisions"`
+	Platform  platform.Info       `json:"platform"`
+	Flowtable Flowtable           `json:"flowtable"`
+	Flows     netstate.FlowCounts `json:"flows"`
+	// HWFlows is what the SoC's offload engine itself has bound, read
+	// with the counts (a MediaTek PPE's debugfs tables).
+	HWFlows ppe.Summary             `json:"hw_flows"`
+	Kernel  netstate.KernelFeatures `json:"kernel"`
+	Tunnels []plan.Tunnel           `json:"tunnels"`
+	Cut     cut.Summary             `json:"cut"`
 	// Watchers are the daemon's event sources; a degraded one says since
 	// when and why (it is also named in Errors).
 	Watchers []supervise.Source `json:"watchers"`

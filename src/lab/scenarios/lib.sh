@@ -72,6 +72,7 @@ topo_reset() {
 	ip link del lan0 2>/dev/null || true
 	ip link del wan0 2>/dev/null || true
 	ip link del ipip-tun 2>/dev/null || true
+	ip link del ds-dsl 2>/dev/null || true
 	ip rule del pref 100 2>/dev/null || true # t_ipip_policy_route's
 	nft flush ruleset
 	conntrack -F >/dev/null 2>&1 || true

@@ -214,6 +214,82 @@ t_ipip_7() {
 	fastpath_stop
 }
 
+# IPIP tx (Linux 6.19 accelerates both ways): a stream client -> server
+# goes into the tunnel; with the underlay listed it leaves the forward path.
+t_ipip_tx_7() {
+	topo_ipip; slow_setup
+	nft add counter inet lab slow_tun_tx
+	nft add rule inet lab slow oifname "ipip-tun" counter name slow_tun_tx
+	uci_network_ipip; uci_firewall 1 0
+	started_or_fail fastpath/ipip-tx || { return; }
+	sleep 1
+	fastpath_status || { fail fastpath/ipip-tx "cannot read status"; return; }
+	local u0 u1
+	u0=$(slow_count slow_tun_tx)
+	MBPS=$(iperf_run 4 -R)
+	u1=$(slow_count slow_tun_tx)
+	log "ipip tx with fastpath: $MBPS Mbit/s, $((u1 - u0)) packets into the tunnel in the forward path; tunnels: $(sj -c .tunnels)"
+	check fastpath/ipip-tx-bypasses-forward "$((u1 - u0)) packets into ipip-tun in the forward path for $MBPS Mbit/s (want < $SLOW_MAX)" lt "$((u1 - u0))" "$SLOW_MAX"
+	check fastpath/ipip-tx-in-fastpath "tunnels[0] = $(sj -c '.tunnels[0]') (want in_fastpath true)" sj -e '.tunnels[0].in_fastpath == true'
+	fastpath_stop
+}
+
+# DS-Lite as OpenWrt's dslite proto sets it up: an ip6tnl in mode ipip6
+# (IPv4 in IPv6) named ds-<interface>, encaplimit ignored (netifd's
+# default), over wan0's IPv6. fastpath lists the underlay; TCP streams
+# both ways leave the forward path.
+topo_dslite() {
+	lab_modules; sysctl_router; modprobe -q ip6_tunnel 2>/dev/null || true
+	ip netns add client; ip netns add remote; ip netns add server
+	veth_pair lan0 client 10.0.1.2/24 10.0.1.1 fd00:1::2/64 fd00:1::1
+	veth_pair wan0 remote 10.0.2.2/24 10.0.2.1 fd00:2::2/64 fd00:2::1
+	ip addr add 10.0.1.1/24 dev lan0; ip addr add 10.0.2.1/24 dev wan0
+	ip -6 addr add fd00:2::1/64 dev wan0 nodad
+	ip -n remote link add srv0 type veth peer name eth0 netns server
+	ip -n server link set lo up; ip -n server link set eth0 up
+	ip -n server addr add 10.0.3.2/24 dev eth0; ip -n server route add default via 10.0.3.1
+	ip -n remote link set srv0 up; ip -n remote addr add 10.0.3.1/24 dev srv0
+	ip netns exec remote sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	ip link add ds-dsl type ip6tnl mode ipip6 local fd00:2::1 remote fd00:2::2 encaplimit none
+	ip addr add 192.0.0.2/29 dev ds-dsl; ip link set ds-dsl up
+	ip -n remote link add aftr type ip6tnl mode ipip6 local fd00:2::2 remote fd00:2::1 encaplimit none
+	ip -n remote addr add 192.0.0.1/29 dev aftr; ip -n remote link set aftr up
+	ip route add 10.0.3.0/24 dev ds-dsl
+	ip -n remote route add 10.0.1.0/24 dev aftr
+	SERVER_ADDR=10.0.3.2
+	ip netns exec client ping -c1 -W3 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_dslite: client cannot reach server through the tunnel"
+	uci_network
+	cat >> /etc/config/network <<'UCI'
+
+config interface 'dsl'
+	option proto 'dslite'
+	option peeraddr 'fd00:2::2'
+	option tunlink 'wan'
+UCI
+}
+
+t_dslite_7() {
+	topo_dslite; slow_setup
+	uci_firewall 1 0
+	started_or_fail fastpath/dslite || { return; }
+	sleep 1
+	fastpath_status || { fail fastpath/dslite "cannot read status"; return; }
+	log "flowtable.devices: $(sj -c .flowtable.devices); tunnels: $(sj -c .tunnels)"
+	check fastpath/dslite-ip6tnl-path-detected "kernel.ip6tnl_path is '$(sj .kernel.ip6tnl_path)' on $LAB_KERNEL (want true)" \
+		[ "$(sj .kernel.ip6tnl_path)" = true ]
+	check fastpath/dslite-stall-said "tunnels = $(sj -c .tunnels) (want kind dslite, not in the fast path, the stall said)" \
+		sj -e '.tunnels[0].kind == "dslite" and .tunnels[0].in_fastpath == false and (.tunnels[0].reason | test("its flows stall: turn offload off"))'
+	# The warning's premise: wan0 is listed for the wan interface, and this
+	# kernel offloads the DS-Lite flow into its ip6tnl path, where it stalls.
+	iperf_start
+	timeout 25 ip netns exec server iperf3 -c 10.0.1.2 -t 3 -f m --connect-timeout 4000 > /tmp/iperf-ds.txt 2>&1
+	local off; off=$(conntrack -L -p tcp --dport 5201 2>/dev/null | grep -c OFFLOAD || true)
+	log "dslite stream with wan0 in the flowtable: $(iperf_field Mbits/sec /tmp/iperf-ds.txt) Mbit/s received, $off offloaded iperf3 flows"
+	check lab/dslite-flow-offloaded-into-ip6tnl "offloaded iperf3 flows through ds-dsl: $off (want >= 1)" ge "$off" 1
+	pkill -x iperf3 2>/dev/null || true
+	fastpath_stop
+}
+
 # Multi-WAN (mwan3, pbr): a policy rule sends the tunnel's peer out of a
 # second WAN the main table knows nothing of. The underlay is the device
 # the kernel really uses, not the main table's.
@@ -314,6 +390,8 @@ case ${LAB_TEST_ONLY:-} in
 esac
 if [ "$LAB_KERNEL_SERIES" = 7 ]; then
 	run t_ipip_7
+	run t_ipip_tx_7
+	run t_dslite_7
 else
 	run t_lab_counts_the_slow_path
 	run t_software_offload

@@ -48,7 +48,7 @@ var PLATFORM = {
 	} ]
 };
 
-var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ct_delete_offloaded: B, missing: [ S ] };
+var KERNEL = { release: S, flowtable: B, netdev_table: B, ipip_rx_accel: B, ip6tnl_path: B, ct_delete_offloaded: B, missing: [ S ] };
 
 var STATUS = {
 	version: S,
@@ -63,8 +63,9 @@ var STATUS = {
 		}
 	},
 	flows: { total: N, offloaded: N, hw_offloaded: N },
+	hw_flows: { engine: S, read: B, bound: N, counters: B, reason: S, tables: [ { name: S, bound: N, counted: B, error: S } ] },
 	kernel: KERNEL,
-	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
+	tunnels: [ { 'interface': S, kind: S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
 	errors: [ S ], errors_total: N
 };
@@ -232,6 +233,28 @@ function flowCountsSentence(counts) {
 		.format(offloaded, total, software, hardware);
 }
 
+/*
+ * What the offload engine itself holds (a MediaTek PPE's bound entries)
+ * and whether its hardware flows carry byte counters: [ sentence, warning ]
+ * ('' for no engine; the warning is '' where the counters are kept).
+ */
+function hwFlowsSentences(hw) {
+	if (!hw || !hw.engine)
+		return [ '', '' ];
+
+	var sentence, warning = hw.counters ? '' :
+		_('This chip\'s hardware flows carry no byte counters: once a flow is offloaded in hardware, its traffic is missing from conntrack\'s counts, nlbwmon and the connection list.');
+
+	if (hw.read)
+		sentence = _('%d entries are bound in the %s (one per direction of a flow).').format(num(hw.bound), hw.engine);
+	else if (hw.counters)
+		sentence = _('The %s counts the bytes of its hardware flows: conntrack\'s counts include their traffic.').format(hw.engine);
+	else
+		sentence = _('The %s\'s tables cannot be read (debugfs is not mounted, or no engine runs).').format(hw.engine);
+
+	return [ sentence, warning ];
+}
+
 function flagsOfKernel(k) {
 	var flags = [];
 
@@ -295,17 +318,24 @@ function kernelRows(k) {
 		[ _('Flowtable support'), yesNo(k.flowtable) ],
 		[ _('Netdev ingress tables (for cuts)'), yesNo(k.netdev_table) ],
 		[ _('IPIP receive acceleration'), yesNo(k.ipip_rx_accel) ],
+		[ _('ip6tnl tunnel path (IPv6 inside only)'), yesNo(k.ip6tnl_path) ],
 		[ _('Deleting offloaded connections'), yesNo(k.ct_delete_offloaded) ]
 	];
 }
 
 function tunnelSentence(t) {
-	var under = t.underlay || _('an unknown device');
+	var under = t.underlay;
+
+	/* No underlay: a kind the flowtable cannot follow, or one not found (the reason says which). */
+	if (!under && !t.in_fastpath)
+		return (t.kind
+			? _('%s (%s, %s): its flows stay in the slow path.').format(t.device || '?', t.interface || '?', t.kind)
+			: _('%s (%s): its flows stay in the slow path.').format(t.device || '?', t.interface || '?'));
 
 	return (t.in_fastpath
 		? _('%s (%s) reaches %s over %s, which is in the fast path.')
 		: _('%s (%s) reaches %s over %s, which is not in the fast path.')
-	).format(t.device || '?', t.interface || '?', t.remote || '?', under);
+	).format(t.device || '?', t.interface || '?', t.remote || '?', under || '?');
 }
 
 function kindLabel(kind) {
@@ -708,6 +738,7 @@ return baseclass.extend({
 	modeLabel: modeLabel,
 	modeSentence: modeSentence,
 	flowCountsSentence: flowCountsSentence,
+	hwFlowsSentences: hwFlowsSentences,
 	flowtableState: flowtableState,
 	kernelRows: kernelRows,
 	tunnelSentence: tunnelSentence,

@@ -186,8 +186,12 @@ return view.extend({
 	},
 
 	renderFlows: function(st) {
+		var hw = fmt.hwFlowsSentences(st.hw_flows);
+
 		return section(_('Offloaded flows'), [
 			E('p', {}, [ fmt.flowCountsSentence(st.flows) ]),
+			hw[0] ? E('p', { 'id': 'fastpath-hw-flows' }, [ hw[0], E('br'), E('small', {}, [ st.hw_flows.reason ]) ]) : '',
+			hw[1] ? note('notice', hw[1]) : '',
 			E('p', {}, [ E('a', { 'href': L.url('admin/network/fastpath/flows') }, [ _('Show the flows') ]) ])
 		]);
 	},
@@ -195,9 +199,9 @@ return view.extend({
 	renderTunnels: function(st) {
 		var tunnels = fmt.list(st.tunnels);
 
-		return section(_('IPIP tunnels'), tunnels.length ? tunnels.map(function(t) {
+		return section(_('Tunnels'), tunnels.length ? tunnels.map(function(t) {
 			return E('p', {}, [ fmt.tunnelSentence(t), t.reason ? E('br') : '', t.reason ? E('small', {}, [ t.reason ]) : '' ]);
-		}) : [ E('p', {}, [ E('em', {}, [ _('No IPIP tunnel is configured.') ]) ]) ]);
+		}) : [ E('p', {}, [ E('em', {}, [ _('No tunnel is configured.') ]) ]) ]);
 	},
 
 	renderCuts: function(st) {
