@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -33,6 +34,8 @@ type Reconciler struct {
 	// refused is the kernel's last refusal of a flowtable, kept while the
 	// kernel looks as it did then.
 	refused kernelRefusal
+	// recheck is the last change of firewall4's forward-path rules seen.
+	recheck *status.RecheckEvent
 }
 
 // result is what the last reconcile decided and met.
@@ -123,6 +126,7 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 		}
 		return nil
 	}
+	before, offloaded := r.beforeRuleChange(p.Flowtable)
 	res, err := r.nft.Apply(p.Flowtable)
 	for _, a := range res.Actions {
 		r.Log.Info(a)
@@ -130,10 +134,51 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
+	if before != "" {
+		r.noteRuleChange(before, p.Flowtable, res, offloaded)
+	}
 	if !res.Changed {
 		r.Log.Debug("flowtable already as planned")
 	}
 	return nil
+}
+
+// beforeRuleChange reads, when firewall4's forward-path rules differ from
+// those our rule records, the recorded digest and how many flows are
+// offloaded now (those a recheck sends back through the slow path); ""
+// when they do not differ or nothing is recorded yet.
+func (r *Reconciler) beforeRuleChange(s nft.Spec) (string, int) {
+	if s.FirewallDigest == "" {
+		return "", 0
+	}
+	k, err := r.nft.Read()
+	if err != nil || !k.ForwardRule || k.FirewallDigest == "" || k.FirewallDigest == s.FirewallDigest {
+		return "", 0
+	}
+	n := 0
+	if s.RecheckOnRuleChange {
+		if counts, err := r.ct.Counts(); err == nil {
+			n = counts.Offloaded
+		}
+	}
+	return k.FirewallDigest, n
+}
+
+// noteRuleChange keeps what a change of firewall4's rules did, for status.
+func (r *Reconciler) noteRuleChange(from string, s nft.Spec, res nft.Result, offloaded int) {
+	ev := &status.RecheckEvent{At: time.Now().UTC().Format(time.RFC3339), From: from, To: s.FirewallDigest}
+	switch {
+	case res.Rechecked:
+		ev.Flows = offloaded
+		ev.Reason = fmt.Sprintf("firewall4's forward-path rules changed at %s: %d offloaded flows re-checked (a fresh flowtable sent each through the slow path once; the flows the new rules accept are offloaded again)", ev.At, offloaded)
+	case res.Recreated:
+		ev.Flows = offloaded
+		ev.Reason = fmt.Sprintf("firewall4's forward-path rules changed at %s, and the flowtable was recreated for its flags: its flows took the slow path once", ev.At)
+	default:
+		ev.Reason = fmt.Sprintf("firewall4's forward-path rules changed at %s: recheck_on_rule_change is off, offloaded flows kept running", ev.At)
+	}
+	r.Log.Info(ev.Reason)
+	r.recheck = ev
 }
 
 // applyUCIFixes writes the corrections the plan asks for, leaving changes

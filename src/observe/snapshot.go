@@ -30,6 +30,9 @@ type Snapshot struct {
 	Kernel     status.Kernel    `json:"kernel"`
 	// Shapers are the devices SQM shapes, with the evidence.
 	Shapers []Shaper `json:"shapers,omitempty"`
+	// Firewall is the digest of firewall4's forward-path rules, read from
+	// the kernel on a live router only (root "/").
+	Firewall FirewallRules `json:"firewall"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -50,6 +53,7 @@ func Observe(root string) (Snapshot, error) {
 	if filepath.Clean(root) == "/" {
 		s.PeerRoutes = peerRoutes(s.Settings.Network)
 		qdiscs = rootQdiscsByName(s.Platform.Devices)
+		s.Firewall = ReadFirewallRules(0)
 	}
 	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)

@@ -6,6 +6,7 @@ package plan
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
@@ -76,6 +77,11 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 			p.note("flowtable", "the first %d packets of each connection (both directions counted) take the slow path before it is offloaded (offload_after_packets): inspectors see them", n)
 		}
 	}
+	p.Flowtable.FirewallDigest = s.Firewall.Digest
+	p.Flowtable.RecheckOnRuleChange = s.Settings.Fastpath.RecheckOnRuleChange
+	if p.Flowtable.Enabled {
+		p.noteRecheck(s)
+	}
 	if p.Flowtable.Enabled && len(devices) == 0 {
 		p.note("device", "no routed interface has a device that exists now: the flowtable has no devices until one appears")
 	}
@@ -98,6 +104,20 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 		p.note("cut", "cut_in_fastpath is off: a cut only deletes the conntrack entry, and a sender that keeps sending reaches the stack")
 	}
 	return p
+}
+
+// noteRecheck says what a change of firewall4's rules does to offloaded
+// flows, and what fastpath compares.
+func (p *Plan) noteRecheck(s observe.Snapshot) {
+	if !s.Settings.Fastpath.RecheckOnRuleChange {
+		p.note("recheck", "recheck_on_rule_change is off: offloaded flows stay offloaded when firewall4's rules change, so new rules see only new connections")
+		return
+	}
+	seen := s.Firewall.Text()
+	if filepath.Clean(s.Root) != "/" {
+		seen = "firewall4's rules are read from the kernel on a live router only"
+	}
+	p.note("recheck", "recheck_on_rule_change is on: when firewall4's forward-path rules really change, every offloaded flow takes the slow path once, so the new rules decide (a reload that re-renders the same rules keeps every flow); %s", seen)
 }
 
 func (p *Plan) note(topic, format string, args ...any) {

@@ -32,6 +32,11 @@ func StatusText(st status.Status) string {
 	for _, t := range st.Tunnels {
 		fmt.Fprintf(&b, "tunnel      %s: %s\n", t.Device, t.Reason)
 	}
+	rc := st.Recheck
+	fmt.Fprintf(&b, "recheck     %s: %s\n", yesNo(rc.Enabled, "on", "off"), orDash(rc.Firewall))
+	if rc.Last != nil {
+		fmt.Fprintf(&b, "            %s\n", rc.Last.Reason)
+	}
 	c := st.Cut
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",
 		yesNo(c.InFastpath, "in the fast path", yesNo(c.Enabled, "conntrack deletion only", "off")), c.Active, c.FramesDropped)
