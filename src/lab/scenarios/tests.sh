@@ -24,6 +24,8 @@ lt() { [ "$(printf '%.0f' "$1")" -lt "$2" ]; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 tables_named() { nft list tables | grep -c "$1" || true; }
 ft_handle() { nft -a list table inet fastpath 2>/dev/null | sed -n 's/.*flowtable ft { # handle \([0-9]*\).*/\1/p'; }
+# table_handle: a re-created table has a new one (a new table's flowtable may get handle 1 again).
+table_handle() { nft -a list table inet fastpath 2>/dev/null | sed -n '1s/^table inet fastpath { # handle \([0-9]*\).*/\1/p'; }
 
 # The lab itself: without a flowtable every packet is counted, with the
 # seed's hand-written flowtable almost none. If this fails, no other figure
@@ -251,13 +253,20 @@ recheck_streams() {
 	ip netns exec client iperf3 -s -D -1 -B 10.0.1.2 -p 5201 >/dev/null 2>&1
 	ip netns exec client iperf3 -s -D -1 -B 10.0.1.2 -p 5202 >/dev/null 2>&1
 	for _ in $(seq 1 50); do [ "$(ip netns exec client ss -Hltn 'sport = :5201 or sport = :5202' | grep -c .)" -ge 2 ] && break; sleep 0.1; done
-	ip netns exec server iperf3 -c 10.0.1.2 -p 5202 -B 10.0.2.3 -t 30 -f m > /tmp/recheck-a.txt 2>&1 &
+	ip netns exec server iperf3 -c 10.0.1.2 -p 5202 -B 10.0.2.3 -t 300 -f m > /tmp/recheck-a.txt 2>&1 &
 	STREAM_A=$!
-	ip netns exec server iperf3 -c 10.0.1.2 -p 5201 -B 10.0.2.2 -t 30 -f m > /tmp/recheck-b.txt 2>&1 &
+	ip netns exec server iperf3 -c 10.0.1.2 -p 5201 -B 10.0.2.2 -t 300 -f m > /tmp/recheck-b.txt 2>&1 &
 	STREAM_B=$!
 }
 recheck_streams_end() { kill "$STREAM_A" "$STREAM_B" 2>/dev/null; wait "$STREAM_A" "$STREAM_B" 2>/dev/null; }
 offloaded_to() { conntrack -L -p tcp --dport "$1" 2>/dev/null | grep -F '[OFFLOAD]' | grep -c "src=$2 " || true; }
+# data_port DPORT SRC: the client-side port of the busiest connection from SRC to DPORT (iperf3's data, not its control connection).
+data_port() {
+	conntrack -L -p tcp --dport "$1" 2>/dev/null | grep "src=$2 " |
+		sed -n "s/.* sport=\([0-9]*\) dport=$1 packets=\([0-9]*\) .*/\2 \1/p" | sort -n | tail -n1 | cut -d' ' -f2
+}
+port_offloaded() { conntrack -L -p tcp --dport "$1" 2>/dev/null | grep -F '[OFFLOAD]' | grep -q " sport=$2 dport=$1 "; }
+daemon_said() { grep -E "$1" /tmp/fastpath-daemon.log | tail -n 3 | tr '\n' ' '; }
 
 # wait_recorded DIGEST_NOT: wait (20 s at most) until our rule records a
 # digest other than DIGEST_NOT, and print it.
@@ -279,46 +288,49 @@ recheck_reason_ok() { [[ "$1" == *"forward-path rules changed at "*": "*" offloa
 # stops that established flow within one packet, and the others are
 # offloaded again.
 t_recheck_rule_change() {
-	local d0 d1 d2 h0 h1 h2 torn c1 c2 dropped st reason flows
+	local d0 d1 d2 h0 h1 h2 torn c1 c2 dropped reason flows bport
 	topo_forward; fw4_recheck_ruleset | nft -f -; uci_firewall 1 0; slow_setup; torn_setup; client_from_setup
-	started_or_fail fastpath/recheck || return
+	cut_tools_present >/dev/null && cut_broker_start >/dev/null || { fail fastpath/recheck "no ubusd stand-in (dist/testbroker): status could not reach the daemon"; return; }
+	started_or_fail fastpath/recheck || { cut_broker_stop; return; }
 	d0=$(wait_recorded "")
 	check fastpath/recheck-records-digest "our rule's comment records fw4's digest '$d0' (want 16 hex digits)" eval "[[ '$d0' =~ ^[0-9a-f]{16}$ ]]"
 	recheck_streams
 	for _ in $(seq 1 50); do [ "$(offloaded_to 5202 10.0.2.3)" -ge 1 ] && [ "$(offloaded_to 5201 10.0.2.2)" -ge 1 ] && break; sleep 0.2; done
-	check fastpath/recheck-streams-offloaded "offloaded before the reloads: A $(offloaded_to 5202 10.0.2.3), B $(offloaded_to 5201 10.0.2.2) (want 1 each)" \
-		eval "[ $(offloaded_to 5202 10.0.2.3) -ge 1 ] && [ $(offloaded_to 5201 10.0.2.2) -ge 1 ]"
-	h0=$(ft_handle)
+	bport=$(data_port 5201 10.0.2.2)
+	check fastpath/recheck-streams-offloaded "offloaded before the reloads: A $(offloaded_to 5202 10.0.2.3), B $(offloaded_to 5201 10.0.2.2), B's data from port ${bport:-none} (want 1 each)" \
+		eval "[ $(offloaded_to 5202 10.0.2.3) -ge 1 ] && [ -n '$bport' ] && port_offloaded 5201 '$bport'"
+	h0=$(table_handle)
 	# A reload that re-renders the same rules: new handles, fresh counters.
 	torn_reset
 	fw4_recheck_ruleset | nft -f -
 	sleep 3 # the daemon's pass after the reload's events (settle 0.3 s)
-	d1=$(recorded_digest); h1=$(ft_handle); torn=$(torn_ports | tr '\n' ' ')
-	log "unchanged reload: digest $d0 -> $d1, handle $h0 -> $h1, ports seen in the slow path: $torn"
-	check fastpath/recheck-unchanged-reload-keeps-flows "after a reload of the same rules: digest $d0 -> $d1, flowtable handle $h0 -> $h1, flows seen in the slow path: ${torn:-none} (want the same digest and handle, none)" \
-		eval "[ '$d1' = '$d0' ] && [ -n '$h0' ] && [ '$h1' = '$h0' ] && [ -z '${torn// /}' ]"
+	d1=$(recorded_digest); h1=$(table_handle); torn=$(torn_ports | tr '\n' ' ')
+	log "unchanged reload: digest $d0 -> $d1, table handle $h0 -> $h1, ports seen in the slow path: ${torn:-none}"
+	check fastpath/recheck-unchanged-reload-keeps-flows "after a reload of the same rules: digest $d0 -> $d1, table handle $h0 -> $h1, B's data (port $bport) seen in the slow path: $(torn_ports | grep -cx "$bport" || true) (want the same digest and handle, not seen)" \
+		eval "[ '$d1' = '$d0' ] && [ -n '$h0' ] && [ '$h1' = '$h0' ] && ! torn_ports | grep -qx '$bport' && port_offloaded 5201 '$bport'"
 	# A reload that adds a rule dropping the server's address 10.0.2.3.
 	torn_reset
 	fw4_recheck_ruleset 'ip saddr 10.0.2.3 counter drop' 'ip daddr 10.0.2.3 counter drop' | nft -f -
 	d2=$(wait_recorded "$d0")
-	c1=$(client_from); h2=$(ft_handle)
+	c1=$(client_from); h2=$(table_handle)
 	sleep 3
 	c2=$(client_from)
 	dropped=$(nft list chain inet fw4 mangle_forward | awk '/saddr 10.0.2.3/ { for (i=1;i<=NF;i++) if ($i=="packets") print $(i+1) }')
-	fastpath_status && st=$(sj -c .recheck)
-	log "changed reload: digest $d0 -> $d2, handle $h0 -> $h2; client got $c1 then $c2 packets from 10.0.2.3; the new rule dropped $dropped; status $st"
-	check fastpath/recheck-changed-reload-replaces-flowtable "after adding the drop rule: digest $d0 -> $d2, flowtable handle $h0 -> $h2 (want both changed)" \
+	fastpath_status
+	reason=$(sj '.recheck.last.reason // ""'); flows=$(sj '.recheck.last.flows // 0')
+	log "changed reload: digest $d0 -> $d2, table handle $h0 -> $h2; client got $c1 then $c2 packets from 10.0.2.3; the new rule dropped $dropped; status: $(sj -c .recheck); daemon: $(daemon_said 'firewall4|flowtable')"
+	check fastpath/recheck-changed-reload-replaces-flowtable "after adding the drop rule: digest $d0 -> $d2, table handle $h0 -> $h2 (want both changed)" \
 		eval "[ -n '$d2' ] && [ '$d2' != '$d0' ] && [ -n '$h2' ] && [ '$h2' != '$h0' ]"
 	check fastpath/recheck-stops-dropped-flow "packets from 10.0.2.3 reaching the client after the recheck: $((c2 - c1)) (want <= 1); the new rule dropped ${dropped:-0} (want >= 1)" \
 		eval "[ $((c2 - c1)) -le 1 ] && [ ${dropped:-0} -ge 1 ]"
-	torn=$(torn_ports | tr '\n' ' ')
-	check fastpath/recheck-others-offloaded-again "stream B (port 5201): ports seen in the slow path after the recheck: ${torn:-none}; offloaded now: $(offloaded_to 5201 10.0.2.2) (want seen, and offloaded again)" \
-		eval "[ -n '${torn// /}' ] && [ $(offloaded_to 5201 10.0.2.2) -ge 1 ]"
-	reason=$(sj '.recheck.last.reason // ""'); flows=$(sj '.recheck.last.flows // 0')
+	for _ in $(seq 1 25); do port_offloaded 5201 "$bport" && break; sleep 0.2; done
+	check fastpath/recheck-others-offloaded-again "stream B's data (port $bport): seen in the slow path after the recheck: $(torn_ports | grep -cx "$bport" || true), offloaded now: $(port_offloaded 5201 "$bport" && echo yes || echo no) (want seen once, and offloaded again)" \
+		eval "torn_ports | grep -qx '$bport' && port_offloaded 5201 '$bport'"
 	check fastpath/recheck-status-says-why "status .recheck.last: flows $flows, reason: $reason (want the change named and flows >= 2)" \
 		recheck_reason_ok "$reason" "$flows"
 	recheck_streams_end
 	fastpath_stop
+	cut_broker_stop
 }
 
 # With recheck_on_rule_change off the same reload records the new digest
@@ -332,14 +344,14 @@ t_recheck_off() {
 	d0=$(wait_recorded "")
 	recheck_streams
 	for _ in $(seq 1 50); do [ "$(offloaded_to 5202 10.0.2.3)" -ge 1 ] && break; sleep 0.2; done
-	h0=$(ft_handle)
+	h0=$(table_handle)
 	fw4_recheck_ruleset 'ip saddr 10.0.2.3 counter drop' 'ip daddr 10.0.2.3 counter drop' | nft -f -
 	d2=$(wait_recorded "$d0")
-	c1=$(client_from); h2=$(ft_handle)
+	c1=$(client_from); h2=$(table_handle)
 	sleep 3
 	c2=$(client_from)
 	log "recheck off: digest $d0 -> $d2, handle $h0 -> $h2; client got $c1 then $c2 packets from 10.0.2.3"
-	check fastpath/recheck-off-keeps-flowtable "digest $d0 -> $d2, flowtable handle $h0 -> $h2 (want the new digest recorded, the same handle)" \
+	check fastpath/recheck-off-keeps-flowtable "digest $d0 -> $d2, table handle $h0 -> $h2 (want the new digest recorded, the same handle)" \
 		eval "[ -n '$d2' ] && [ '$d2' != '$d0' ] && [ -n '$h0' ] && [ '$h2' = '$h0' ]"
 	check fastpath/recheck-off-flow-escapes-new-rule "packets from 10.0.2.3 reaching the client after the reload: $((c2 - c1)) (want > 100: the offloaded flow never meets the new rule)" \
 		eval "[ $((c2 - c1)) -gt 100 ]"
