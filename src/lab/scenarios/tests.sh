@@ -333,6 +333,25 @@ t_recheck_rule_change() {
 	cut_broker_stop
 }
 
+# The digest over firewall4's ruleset for the lab's zones (vmaps, jumps,
+# limits, rejects, MSS clamping, NAT), as the kernel dumps it: a re-render
+# keeps it, a rule in a chain the forward path reaches changes it, a rule
+# for the router's own input does not.
+print_digest() { "$FASTPATH" print 2>/dev/null | sed -n 's/.*forward path: \(.*\)$/\1/p'; }
+t_recheck_digest_router() {
+	local d0 d1 d2 d3
+	topo_forward; uci_firewall 1 0
+	topo_fw4_router; d0=$(print_digest)
+	topo_fw4_router; d1=$(print_digest)
+	fw4_router_ruleset | sed 's/^\(\t\ttcp dport 5201 counter accept.*\)$/\1\n\t\tip saddr 192.0.2.7 counter drop/' | nft -f -; d2=$(print_digest)
+	fw4_router_ruleset | sed 's/^\(\t\tmeta nfproto ipv4 udp dport 68 counter accept\)$/\1\n\t\ttcp dport 2222 counter accept/' | nft -f -; d3=$(print_digest)
+	log "fw4 router ruleset: '$d0', re-rendered '$d1', a forward_wan rule '$d2', an input_wan rule '$d3'"
+	check fastpath/recheck-digest-reads-fw4 "digest of the router ruleset: '$d0' (want chains, rules and a digest)" eval "[[ '$d0' == *' chains, '*' rules, digest '* ]]"
+	check fastpath/recheck-digest-same-on-rerender "re-rendered: '$d1' (want '$d0')" [ "$d1" = "$d0" ]
+	check fastpath/recheck-digest-forward-rule-changes-it "a drop rule in forward_wan: '$d2' (want other than '$d0')" eval "[ -n '$d2' ] && [ '$d2' != '$d0' ]"
+	check fastpath/recheck-digest-input-rule-keeps-it "a rule in input_wan: '$d3' (want '$d0')" [ "$d3" = "$d0" ]
+}
+
 # With recheck_on_rule_change off the same reload records the new digest
 # and keeps the flowtable: the established flow from 10.0.2.3 keeps
 # running in the fast path past the new drop rule (what the recheck fixes).
@@ -528,6 +547,7 @@ else
 	run t_bridge_port_added
 	run t_vlan_pppoe
 	run t_ipv6
+	run t_recheck_digest_router
 	run t_recheck_rule_change
 	run t_recheck_off
 	run t_ipip_612
