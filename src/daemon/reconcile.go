@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -34,8 +35,10 @@ type Reconciler struct {
 	// refused is the kernel's last refusal of a flowtable, kept while the
 	// kernel looks as it did then.
 	refused kernelRefusal
-	// recheck is the last change of firewall4's forward-path rules seen.
-	recheck *status.RecheckEvent
+	// recheck is the last change of firewall4's forward-path rules seen;
+	// recorded, the digest our rule held at the last status.
+	recheck  *status.RecheckEvent
+	recorded string
 }
 
 // result is what the last reconcile decided and met.
@@ -126,7 +129,15 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 		}
 		return nil
 	}
-	before, offloaded := r.beforeRuleChange(p.Flowtable)
+	// fw4's forward-path rules differ from those our rule recorded at the
+	// last pass: count the offloaded flows a recheck sends back through
+	// the slow path.
+	s, offloaded := p.Flowtable, 0
+	changed := s.FirewallDigest != "" && r.recorded != "" && r.recorded != s.FirewallDigest
+	if changed {
+		counts, _ := r.ct.Counts()
+		offloaded = counts.Offloaded
+	}
 	res, err := r.nft.Apply(p.Flowtable)
 	for _, a := range res.Actions {
 		r.Log.Info(a)
@@ -134,8 +145,8 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	if before != "" {
-		r.noteRuleChange(before, p.Flowtable, res, offloaded)
+	if changed {
+		r.noteRuleChange(res, offloaded)
 	}
 	if !res.Changed {
 		r.Log.Debug("flowtable already as planned")
@@ -143,42 +154,17 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 	return nil
 }
 
-// beforeRuleChange reads, when firewall4's forward-path rules differ from
-// those our rule records, the recorded digest and how many flows are
-// offloaded now (those a recheck sends back through the slow path); ""
-// when they do not differ or nothing is recorded yet.
-func (r *Reconciler) beforeRuleChange(s nft.Spec) (string, int) {
-	if s.FirewallDigest == "" {
-		return "", 0
-	}
-	k, err := r.nft.Read()
-	if err != nil || !k.ForwardRule || k.FirewallDigest == "" || k.FirewallDigest == s.FirewallDigest {
-		return "", 0
-	}
-	n := 0
-	if s.RecheckOnRuleChange {
-		if counts, err := r.ct.Counts(); err == nil {
-			n = counts.Offloaded
-		}
-	}
-	return k.FirewallDigest, n
-}
-
 // noteRuleChange keeps what a change of firewall4's rules did, for status.
-func (r *Reconciler) noteRuleChange(from string, s nft.Spec, res nft.Result, offloaded int) {
-	ev := &status.RecheckEvent{At: time.Now().UTC().Format(time.RFC3339), From: from, To: s.FirewallDigest}
-	switch {
-	case res.Rechecked:
-		ev.Flows = offloaded
-		ev.Reason = fmt.Sprintf("firewall4's forward-path rules changed at %s: %d offloaded flows re-checked (a fresh flowtable sent each through the slow path once; the flows the new rules accept are offloaded again)", ev.At, offloaded)
-	case res.Recreated:
-		ev.Flows = offloaded
-		ev.Reason = fmt.Sprintf("firewall4's forward-path rules changed at %s, and the flowtable was recreated for its flags: its flows took the slow path once", ev.At)
-	default:
-		ev.Reason = fmt.Sprintf("firewall4's forward-path rules changed at %s: recheck_on_rule_change is off, offloaded flows kept running", ev.At)
+func (r *Reconciler) noteRuleChange(res nft.Result, offloaded int) {
+	at := time.Now().UTC().Format(time.RFC3339)
+	did := "recheck_on_rule_change is off, offloaded flows kept running"
+	if !res.Recreated {
+		offloaded = 0
+	} else {
+		did = strconv.Itoa(offloaded) + " offloaded flows re-checked (a fresh flowtable sent each through the slow path once; the flows the new rules accept are offloaded again)"
 	}
-	r.Log.Info(ev.Reason)
-	r.recheck = ev
+	r.recheck = &status.RecheckEvent{At: at, Flows: offloaded, Reason: "firewall4's forward-path rules changed at " + at + ": " + did}
+	r.Log.Info(r.recheck.Reason)
 }
 
 // applyUCIFixes writes the corrections the plan asks for, leaving changes

@@ -88,6 +88,7 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 		st.Errors = append(st.Errors, "reading table inet "+nft.TableName+": "+err.Error())
 	}
 	st.Flowtable.Kernel = k
+	r.recorded = k.FirewallDigest
 	st.Recheck = status.Recheck{
 		Enabled:  p.Flowtable.RecheckOnRuleChange,
 		Firewall: snap.Firewall.Text(),

@@ -47,7 +47,6 @@ func ourFlowtable(devs []string, hardware, counter bool) *nftables.Flowtable {
 // and dstnat (-100) in prerouting, mangle_forward (-150).
 const forwardPriority = -1
 
-
 // ourChain: `chain forward { type filter hook forward priority filter - 1; policy accept; }`
 func ourChain() *nftables.Chain {
 	accept := nftables.ChainPolicyAccept

@@ -73,8 +73,8 @@ func reconcile(o observed, s Spec) []op {
 		// down every flow of the old one (their conntrack entries stay),
 		// so each flow's next packet takes the slow path, where the new
 		// rules decide, and an accepted one is offloaded again.
-		del := op{kind: opDeleteTable, recheck: true, action: fmt.Sprintf("replaced flowtable %s (and %s) so every offloaded flow takes the slow path once: firewall4's forward-path rules changed (digest %s, was %s)",
-			FlowtableName, table, s.FirewallDigest, o.FirewallDigest)}
+		del := op{kind: opDeleteTable, recheck: true, action: "replaced " + table + " so every offloaded flow takes the slow path once: firewall4's forward-path rules changed (digest " +
+			s.FirewallDigest + ", was " + o.FirewallDigest + ")"}
 		return []op{del, create}
 	}
 	var ops []op
@@ -105,8 +105,7 @@ func reconcile(o observed, s Spec) []op {
 	case digest != o.FirewallDigest:
 		// Recorded only: nothing to re-check (none recorded before, or
 		// recheck_on_rule_change is off). The flowtable stays.
-		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, digest: digest, action: fmt.Sprintf("recorded firewall4's forward-path rules (digest %s) in the flow add rule of chain %s; flows stay offloaded",
-			digest, ChainName)})
+		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, digest: digest, action: "recorded firewall4's forward-path rules (digest " + digest + ") in the flow add rule; flows stay offloaded"})
 	}
 	return ops
 }

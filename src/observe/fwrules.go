@@ -3,13 +3,8 @@ package observe
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"hash/fnv"
 	"sort"
-	"strings"
-
-	"github.com/mdlayher/netlink"
 )
 
 // FirewallTable is firewall4's table, whose forward-path rules are digested.
@@ -27,18 +22,19 @@ const FirewallTable = "fw4"
 // and fw4's own `flow offload` rule (it decides nothing) are left out, and so
 // are the elements of named sets: those are lists, which block lists follow.
 type FirewallRules struct {
-	Present bool   `json:"present"`          // table inet fw4 exists
-	Digest  string `json:"digest,omitempty"` // "" when absent or unreadable
-	Chains  int    `json:"chains"`
-	Rules   int    `json:"rules"`
-	Error   string `json:"error,omitempty"` // why it could not be read
+	_       [0]func() // not comparable: no equality function in the binary (flash)
+	Present bool      `json:"present"`          // table inet fw4 exists
+	Digest  string    `json:"digest,omitempty"` // "" when absent or unreadable
+	Chains  int       `json:"chains"`
+	Rules   int       `json:"rules"`
+	Error   string    `json:"error,omitempty"` // why it could not be read
 }
 
-// Limits on what a digest reads: beyond them the digest is not made (and the
-// recorded one is kept), so a huge foreign ruleset cannot grow the daemon.
+// maxFirewallRules bounds what a digest reads: beyond it the digest is not
+// made (and the recorded one is kept), so a huge ruleset cannot grow the
+// daemon.
 const (
-	maxFirewallRules    = 20000
-	maxAnonymousElement = 100000
+	maxFirewallRules = 20000
 )
 
 // nf_tables attribute numbers (uapi/linux/netfilter/nf_tables.h).
@@ -59,8 +55,6 @@ const (
 
 	attrSetName  = 2
 	attrSetFlags = 3
-	attrSetKey   = 4
-	attrSetData  = 6
 
 	attrElemListSet   = 2
 	attrElemListElems = 3
@@ -83,350 +77,205 @@ const (
 	hookPostrouting = 4
 )
 
-// fwChain is one chain of the table as the digest sees it.
+// fwChain is one chain of the table as the digest sees it: its head (a
+// base chain's type, hook and policy) and its rules' canonical bytes; or
+// an anonymous set: its content, and raw, its elements.
 type fwChain struct {
-	name  string
-	head  string   // base chains: type, hook, priority, policy
-	rules [][]byte // each rule's canonical expressions, in chain order
-	jumps []string // chains its rules jump or go to
-}
-
-// fwSet is an anonymous set's canonical content.
-type fwSet struct {
-	digest string
-	jumps  []string // chains its elements' verdicts name (a vmap)
+	name    string
+	body    []byte
+	refs    []byte // the elements of the anonymous sets (vmaps) its rules use
+	rules   int
+	reached bool // a forwarded packet can reach it
 }
 
 // firewallDigest makes the digest from the kernel's dump of the table:
-// NEWCHAIN, NEWRULE, NEWSET messages' attributes (after the nfgenmsg
-// header) and, per anonymous set, its NEWSETELEM messages.
-func firewallDigest(chains, rules, sets [][]byte, elems map[string][][]byte) (FirewallRules, error) {
+// NEWCHAIN and NEWRULE messages' attributes (after the nfgenmsg header)
+// and, per anonymous set, its NEWSETELEM messages. A kernel's dump
+// is well formed; a malformed attribute ends the walk of its level.
+func firewallDigest(chains, rules [][]byte, elems map[string][][]byte) (FirewallRules, error) {
 	fr := FirewallRules{Present: true}
-	anon := map[string]fwSet{}
-	for _, m := range sets {
-		name, flags, head, err := parseSet(m)
-		if err != nil {
-			return fr, err
-		}
-		if flags&setAnonymous == 0 {
-			continue
-		}
-		s, err := anonSet(head, elems[name])
-		if err != nil {
-			return fr, fmt.Errorf("set %s: %w", name, err)
-		}
-		anon[name] = s
-	}
-	byName := map[string]*fwChain{}
-	var roots []string
-	for _, m := range chains {
-		c, root, err := parseChain(m)
-		if err != nil {
-			return fr, err
-		}
-		byName[c.name] = c
-		if root {
-			roots = append(roots, c.name)
-		}
-	}
 	if len(rules) > maxFirewallRules {
 		return fr, fmt.Errorf("table inet %s has %d rules, more than the %d a digest reads", FirewallTable, len(rules), maxFirewallRules)
 	}
+	// Anonymous sets by their content (a reload numbers their names anew):
+	// a sum of their elements' hashes, which no dump order changes; refs,
+	// their elements, where a vmap names the chains it jumps to.
+	anon := map[string]*fwChain{}
+	for name, msgs := range elems {
+		s := &fwChain{}
+		var sum uint64
+		for _, em := range msgs {
+			for a := (attrs{b: em}); a.next(); {
+				for l := (attrs{b: a.v}); a.t == attrElemListElems && l.next(); {
+					sum += fnv(fnvOffset, l.v)
+					s.refs = append(s.refs, l.v...)
+				}
+			}
+		}
+		s.body = binary.BigEndian.AppendUint64(nil, sum)
+		anon[name] = s
+	}
+	all := make([]*fwChain, 0, len(chains))
+	var reach []*fwChain
+	for _, m := range chains {
+		c := &fwChain{}
+		typ, hook := "", uint32(1<<31)
+		for a := (attrs{b: m}); a.next(); {
+			switch a.t {
+			case attrChainName:
+				c.name = cstr(a.v)
+			case attrChainType:
+				typ = cstr(a.v)
+				c.body = appendAttr(c.body, a.t, a.v)
+			case attrChainHook:
+				c.body = appendAttr(c.body, a.t, a.v)
+				for h := (attrs{b: a.v}); h.next(); {
+					if h.t == attrHookNum {
+						hook = be32(h.v)
+					}
+				}
+			case attrChainPolicy:
+				c.body = appendAttr(c.body, a.t, a.v)
+			}
+		}
+		all = append(all, c)
+		if c.reached = typ == "filter" && (hook == hookPrerouting || hook == hookForward || hook == hookPostrouting); c.reached {
+			reach = append(reach, c)
+		}
+	}
 	for _, m := range rules {
-		chain, rule, jumps, err := parseRule(m, anon)
-		if err != nil {
-			return fr, err
+		chain, body, refs := ruleBody(m, anon)
+		for _, c := range all {
+			if c.name == chain && body != nil {
+				c.body = appendAttr(c.body, 0, body)
+				c.refs = append(c.refs, refs...)
+				c.rules++
+			}
 		}
-		c := byName[chain]
-		if c == nil || rule == nil {
-			continue
+	}
+	// The chains a forwarded packet can reach from the base chains: those
+	// a reached chain's rules (or their vmaps) jump or go to, which their
+	// bytes name as a verdict's chain attribute does. A name that appears
+	// otherwise only adds a chain to the digest.
+	for i := 0; i < len(reach); i++ {
+		for _, c := range all {
+			jump := append([]byte(c.name), 0) // as a verdict's chain attribute holds it
+			if !c.reached && (bytes.Contains(reach[i].body, jump) || bytes.Contains(reach[i].refs, jump)) {
+				c.reached = true
+				reach = append(reach, c)
+			}
 		}
-		c.rules = append(c.rules, rule)
-		c.jumps = append(c.jumps, jumps...)
 	}
-	// The chains a forwarded packet can reach, from the base chains.
-	reach := map[string]bool{}
-	for len(roots) > 0 {
-		name := roots[len(roots)-1]
-		roots = roots[:len(roots)-1]
-		c := byName[name]
-		if c == nil || reach[name] {
-			continue
+	sort.Slice(all, func(i, j int) bool { return all[i].name < all[j].name })
+	h := fnvOffset
+	for _, c := range all {
+		if c.reached {
+			h = fnv(h, appendAttr(appendAttr(nil, 0, []byte(c.name)), 0, c.body))
+			fr.Rules += c.rules
+			fr.Chains++
 		}
-		reach[name] = true
-		roots = append(roots, c.jumps...)
 	}
-	names := make([]string, 0, len(reach))
-	for n := range reach {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	h := fnv.New64a()
-	for _, n := range names {
-		c := byName[n]
-		fmt.Fprintf(h, "chain %q %s %d\n", n, c.head, len(c.rules))
-		for _, r := range c.rules {
-			fmt.Fprintf(h, "rule %d %x\n", len(r), r)
-		}
-		fr.Rules += len(c.rules)
-	}
-	fr.Chains = len(names)
-	fr.Digest = hex.EncodeToString(h.Sum(nil))
+	fr.Digest = fmt.Sprintf("%016x", h)
 	return fr, nil
 }
 
-func decoder(b []byte) (*netlink.AttributeDecoder, error) {
-	ad, err := netlink.NewAttributeDecoder(b)
-	if err != nil {
-		return nil, err
+// fnv adds b to an FNV-1a hash (64 bits).
+func fnv(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
 	}
-	ad.ByteOrder = binary.BigEndian
-	return ad, nil
+	return h
 }
 
-// parseChain reads a chain; root: a filter-type base chain on prerouting,
-// forward or postrouting.
-func parseChain(b []byte) (*fwChain, bool, error) {
-	ad, err := decoder(b)
-	if err != nil {
-		return nil, false, err
-	}
-	c := &fwChain{}
-	var typ string
-	var hook, prio, policy uint32
-	base := false
-	for ad.Next() {
-		switch ad.Type() {
-		case attrChainName:
-			c.name = ad.String()
-		case attrChainType:
-			typ = ad.String()
-		case attrChainPolicy:
-			policy = ad.Uint32()
-		case attrChainHook:
-			base = true
-			ad.Nested(func(nd *netlink.AttributeDecoder) error {
-				for nd.Next() {
-					switch nd.Type() {
-					case attrHookNum:
-						hook = nd.Uint32()
-					case attrHookPrio:
-						prio = nd.Uint32()
-					}
-				}
-				return nil
-			})
-		}
-	}
-	if err := ad.Err(); err != nil {
-		return nil, false, fmt.Errorf("chain %q: %w", c.name, err)
-	}
-	if base {
-		c.head = fmt.Sprintf("type %s hook %d priority %d policy %d", typ, hook, int32(prio), policy)
-	}
-	root := base && typ == "filter" && (hook == hookPrerouting || hook == hookForward || hook == hookPostrouting)
-	return c, root, nil
-}
+const fnvOffset uint64 = 14695981039346656037
 
-// parseRule reads a rule's chain and canonical expressions; rule is nil for
-// a rule the digest leaves out (fw4's `flow offload`).
-func parseRule(b []byte, anon map[string]fwSet) (chain string, rule []byte, jumps []string, err error) {
-	ad, err := decoder(b)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	var out bytes.Buffer
-	offload := false
-	for ad.Next() {
-		switch ad.Type() {
-		case attrRuleChain:
-			chain = ad.String()
-		case attrRuleExprs:
-			ad.Nested(func(list *netlink.AttributeDecoder) error {
-				for list.Next() {
-					if list.Type() != attrListElem {
-						continue
-					}
-					list.Nested(func(e *netlink.AttributeDecoder) error {
-						name, data := "", []byte(nil)
-						for e.Next() {
-							switch e.Type() {
-							case attrExprName:
-								name = e.String()
-							case attrExprData:
-								data = e.Bytes()
-							}
-						}
-						if name == "flow_offload" {
-							offload = true
-						}
-						j, werr := writeExpr(&out, name, data, anon)
-						jumps = append(jumps, j...)
-						return werr
-					})
-				}
-				return nil
-			})
+// ruleBody reads a rule's chain and canonical expressions: each one's
+// name and attributes, without those that are state rather than policy,
+// anonymous sets by their content. body is nil for fw4's own `flow
+// offload` rule, which decides nothing.
+func ruleBody(m []byte, anon map[string]*fwChain) (chain string, body, refs []byte) {
+	body = []byte{}
+	for a := (attrs{b: m}); a.next(); {
+		if a.t == attrRuleChain {
+			chain = cstr(a.v)
 		}
-	}
-	if err := ad.Err(); err != nil {
-		return "", nil, nil, fmt.Errorf("rule in chain %q: %w", chain, err)
-	}
-	if offload {
-		return chain, nil, nil, nil
-	}
-	return chain, out.Bytes(), jumps, nil
-}
-
-// writeExpr writes one expression's canonical form: its name and its
-// attributes, without those that are state rather than policy, with
-// anonymous sets named by their content.
-func writeExpr(out *bytes.Buffer, name string, data []byte, anon map[string]fwSet) ([]string, error) {
-	switch name {
-	case "counter", "last": // packet and byte counts, last-seen times
-		return nil, nil
-	}
-	ad, err := decoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var jumps []string
-	fmt.Fprintf(out, "%s{", name)
-	for ad.Next() {
-		t, v := ad.Type(), ad.Bytes()
-		if name == "quota" && (t == attrQuotaConsumed || t == attrQuotaPad) {
-			continue
-		}
-		if s, ok := anon[strings.TrimSuffix(string(v), "\x00")]; ok && len(v) > 1 {
-			fmt.Fprintf(out, "%d=set:%s;", t, s.digest)
-			jumps = append(jumps, s.jumps...)
-			continue
-		}
-		if name == "immediate" && t == attrImmData {
-			if c := verdictChain(v); c != "" {
-				jumps = append(jumps, c)
-			}
-		}
-		fmt.Fprintf(out, "%d=%x;", t, v)
-	}
-	out.WriteString("}")
-	return jumps, ad.Err()
-}
-
-// verdictChain is the chain a data attribute's verdict jumps or goes to.
-func verdictChain(b []byte) string {
-	chain := ""
-	ad, err := decoder(b)
-	if err != nil {
-		return ""
-	}
-	for ad.Next() {
-		if ad.Type() != attrDataVerdict {
-			continue
-		}
-		ad.Nested(func(vd *netlink.AttributeDecoder) error {
-			for vd.Next() {
-				if vd.Type() == attrVerdictChain {
-					chain = vd.String()
+		for l := (attrs{b: a.v}); a.t == attrRuleExprs && l.next(); {
+			var name string
+			var data []byte
+			for x := (attrs{b: l.v}); x.next(); {
+				if x.t == attrExprName {
+					name = cstr(x.v)
+				} else if x.t == attrExprData {
+					data = x.v
 				}
 			}
-			return nil
-		})
-	}
-	if ad.Err() != nil {
-		return ""
-	}
-	return chain
-}
-
-// parseSet reads a set's name, flags and the head of its canonical form
-// (key and data types, flags).
-func parseSet(b []byte) (name string, flags uint32, head string, err error) {
-	ad, err := decoder(b)
-	if err != nil {
-		return "", 0, "", err
-	}
-	var key, data uint32
-	for ad.Next() {
-		switch ad.Type() {
-		case attrSetName:
-			name = ad.String()
-		case attrSetFlags:
-			flags = ad.Uint32()
-		case attrSetKey:
-			key = ad.Uint32()
-		case attrSetData:
-			data = ad.Uint32()
-		}
-	}
-	if err := ad.Err(); err != nil {
-		return "", 0, "", fmt.Errorf("set %q: %w", name, err)
-	}
-	return name, flags, fmt.Sprintf("key %d data %d flags %d", key, data, flags), nil
-}
-
-// anonSet digests an anonymous set's elements, in an order of their own
-// (the kernel's dump order depends on its set backend).
-func anonSet(head string, msgs [][]byte) (fwSet, error) {
-	var elems []string
-	var jumps []string
-	for _, m := range msgs {
-		ad, err := decoder(m)
-		if err != nil {
-			return fwSet{}, err
-		}
-		for ad.Next() {
-			if ad.Type() != attrElemListElems {
-				continue
+			switch name {
+			case "flow_offload":
+				return chain, nil, nil
+			case "counter", "last":
+				continue // packet and byte counts, last-seen times
 			}
-			ad.Nested(func(list *netlink.AttributeDecoder) error {
-				for list.Next() {
-					if list.Type() != attrListElem {
-						continue
-					}
-					var e strings.Builder
-					list.Nested(func(ed *netlink.AttributeDecoder) error {
-						for ed.Next() {
-							switch t := ed.Type(); t {
-							case attrElemKey, attrElemKeyEnd, attrElemFlags:
-								fmt.Fprintf(&e, "%d=%x;", t, ed.Bytes())
-							case attrElemData:
-								v := ed.Bytes()
-								if c := verdictChain(v); c != "" {
-									jumps = append(jumps, c)
-								}
-								fmt.Fprintf(&e, "%d=%x;", t, v)
-							}
-						}
-						return nil
-					})
-					elems = append(elems, e.String())
-					if len(elems) > maxAnonymousElement {
-						return fmt.Errorf("more than %d elements", maxAnonymousElement)
-					}
+			body = appendAttr(body, 0, []byte(name))
+			for x := (attrs{b: data}); x.next(); {
+				if s := anon[cstr(x.v)]; s != nil {
+					body = appendAttr(body, x.t, s.body)
+					refs = append(refs, s.refs...)
+				} else if name != "quota" || x.t < attrQuotaPad { // not its consumption
+					body = appendAttr(body, x.t, x.v)
 				}
-				return nil
-			})
-		}
-		if err := ad.Err(); err != nil {
-			return fwSet{}, err
+			}
 		}
 	}
-	sort.Strings(elems)
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\n", head)
-	for _, e := range elems {
-		fmt.Fprintf(h, "%s\n", e)
+	return chain, body, refs
+}
+
+// attrs walks netlink attributes: after next, t is an attribute's type
+// (flag bits cleared) and v its value.
+type attrs struct {
+	b []byte
+	t uint16
+	v []byte
+}
+
+func (a *attrs) next() bool {
+	if len(a.b) < 4 {
+		return false
 	}
-	return fwSet{digest: hex.EncodeToString(h.Sum(nil)), jumps: jumps}, nil
+	n := int(binary.NativeEndian.Uint16(a.b))
+	if n < 4 || n > len(a.b) {
+		return false
+	}
+	a.t, a.v = binary.NativeEndian.Uint16(a.b[2:])&0x3fff, a.b[4:n]
+	a.b = a.b[min((n+3)&^3, len(a.b)):]
+	return true
+}
+
+// appendAttr appends t, the length of v and v: unambiguous when joined.
+func appendAttr(b []byte, t uint16, v []byte) []byte {
+	n := len(v)
+	return append(append(b, byte(t>>8), byte(t), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)), v...)
+}
+
+func cstr(v []byte) string {
+	if n := len(v); n > 0 && v[n-1] == 0 {
+		v = v[:n-1]
+	}
+	return string(v)
+}
+
+func be32(v []byte) uint32 {
+	if len(v) < 4 {
+		return 0
+	}
+	return uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
 }
 
 // Text is the digest's one-line account for people.
 func (fr FirewallRules) Text() string {
-	switch {
-	case fr.Error != "":
+	if fr.Error != "" {
 		return "firewall4's forward-path rules could not be read: " + fr.Error
-	case !fr.Present:
+	}
+	if !fr.Present {
 		return "no table inet " + FirewallTable + ": no firewall4 rules to compare"
 	}
 	return fmt.Sprintf("firewall4's forward path: %d chains, %d rules, digest %s", fr.Chains, fr.Rules, fr.Digest)

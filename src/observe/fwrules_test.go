@@ -124,20 +124,11 @@ func cmpIif(t *testing.T, dev string) []byte {
 	return expr(t, "cmp", enc(t, func(ae *netlink.AttributeEncoder) {
 		ae.Uint32(1, 1)
 		ae.Uint32(2, 0)
-		ae.Nested(3, func(nae *netlink.AttributeEncoder) error { nae.Bytes(1, append([]byte(dev), make([]byte, 16-len(dev))...)); return nil })
+		ae.Nested(3, func(nae *netlink.AttributeEncoder) error {
+			nae.Bytes(1, append([]byte(dev), make([]byte, 16-len(dev))...))
+			return nil
+		})
 	}))
-}
-
-func setMsg(t *testing.T, name string, flags, key, data uint32) []byte {
-	return enc(t, func(ae *netlink.AttributeEncoder) {
-		ae.String(1, "fw4")
-		ae.String(attrSetName, name)
-		ae.Uint32(attrSetFlags, flags)
-		ae.Uint32(attrSetKey, key)
-		if data != 0 {
-			ae.Uint32(attrSetData, data)
-		}
-	})
 }
 
 func elemsMsg(t *testing.T, set string, elems ...[]byte) []byte {
@@ -184,7 +175,6 @@ func (r fwRuleset) digest(t *testing.T) FirewallRules {
 		ruleMsg(t, "forward_lan", h+14, append(append([][]byte{}, r.lanRule...), counter(t, h), immediate(t, 1, ""))...),
 		ruleMsg(t, "srcnat", h+15, expr(t, "masq", nil)),
 	)
-	sets := [][]byte{setMsg(t, protos, 0x3, 12, 0), setMsg(t, states, 0xb, 7, 0xffffff00)}
 	vm := map[string][]byte{"established": {0, 0, 0, 2}, "related": {0, 0, 0, 4}, "new": {0, 0, 0, 8}}
 	var vmElems [][]byte
 	for _, k := range r.vmap {
@@ -194,7 +184,7 @@ func (r fwRuleset) digest(t *testing.T) FirewallRules {
 		protos: {elemsMsg(t, protos, elem(t, []byte{6}, nil), elem(t, []byte{17}, nil))},
 		states: {elemsMsg(t, states, vmElems...)},
 	}
-	fr, err := firewallDigest(chains, rules, sets, elems)
+	fr, err := firewallDigest(chains, rules, elems)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +243,7 @@ func TestFirewallDigestBounded(t *testing.T) {
 	for i := range rules {
 		rules[i] = ruleMsg(t, "forward", uint64(i), immediate(t, 1, ""))
 	}
-	if _, err := firewallDigest(nil, rules, nil, nil); err == nil {
+	if _, err := firewallDigest(nil, rules, nil); err == nil {
 		t.Fatal("a table of more rules than the bound was digested")
 	}
 }

@@ -54,6 +54,8 @@ func Observe(root string) (Snapshot, error) {
 		s.PeerRoutes = peerRoutes(s.Settings.Network)
 		qdiscs = rootQdiscsByName(s.Platform.Devices)
 		s.Firewall = ReadFirewallRules(0)
+	} else {
+		s.Firewall.Error = "they are read from the kernel of a live router only"
 	}
 	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)

@@ -6,7 +6,6 @@ package plan
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
@@ -109,15 +108,11 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 // noteRecheck says what a change of firewall4's rules does to offloaded
 // flows, and what fastpath compares.
 func (p *Plan) noteRecheck(s observe.Snapshot) {
-	if !s.Settings.Fastpath.RecheckOnRuleChange {
-		p.note("recheck", "recheck_on_rule_change is off: offloaded flows stay offloaded when firewall4's rules change, so new rules see only new connections")
-		return
+	why := "recheck_on_rule_change is off: offloaded flows stay offloaded when firewall4's rules change, so new rules see only new connections"
+	if s.Settings.Fastpath.RecheckOnRuleChange {
+		why = "recheck_on_rule_change is on: when firewall4's forward-path rules really change, every offloaded flow takes the slow path once, so the new rules decide (a reload that re-renders the same rules keeps every flow); " + s.Firewall.Text()
 	}
-	seen := s.Firewall.Text()
-	if filepath.Clean(s.Root) != "/" {
-		seen = "firewall4's rules are read from the kernel on a live router only"
-	}
-	p.note("recheck", "recheck_on_rule_change is on: when firewall4's forward-path rules really change, every offloaded flow takes the slow path once, so the new rules decide (a reload that re-renders the same rules keeps every flow); %s", seen)
+	p.Decisions = append(p.Decisions, status.Decision{Topic: "recheck", Reason: why})
 }
 
 func (p *Plan) note(topic, format string, args ...any) {

@@ -33,9 +33,9 @@ func StatusText(st status.Status) string {
 		fmt.Fprintf(&b, "tunnel      %s: %s\n", t.Device, t.Reason)
 	}
 	rc := st.Recheck
-	fmt.Fprintf(&b, "recheck     %s: %s\n", yesNo(rc.Enabled, "on", "off"), orDash(rc.Firewall))
+	b.WriteString("recheck     " + yesNo(rc.Enabled, "on", "off") + ": " + orDash(rc.Firewall) + "\n")
 	if rc.Last != nil {
-		fmt.Fprintf(&b, "            %s\n", rc.Last.Reason)
+		b.WriteString("            " + rc.Last.Reason + "\n")
 	}
 	c := st.Cut
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",

@@ -109,7 +109,8 @@ type Flow struct {
 
 // Recheck is what recheck_on_rule_change compares, and what it did last.
 type Recheck struct {
-	Enabled bool `json:"enabled"`
+	_       [0]func() // not comparable: no equality function in the binary (flash)
+	Enabled bool      `json:"enabled"`
 	// Firewall is firewall4's forward-path rules as read now: chains,
 	// rules and digest, or why there is none.
 	Firewall string `json:"firewall"`
@@ -123,9 +124,8 @@ type Recheck struct {
 
 // RecheckEvent is one change of firewall4's forward-path rules.
 type RecheckEvent struct {
-	At     string `json:"at"` // RFC 3339
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Flows  int    `json:"flows"`  // offloaded flows sent back through the slow path (0 when not re-checked)
-	Reason string `json:"reason"` // what happened, for people
+	_      [0]func() // not comparable: no equality function in the binary (flash)
+	At     string    `json:"at"`     // RFC 3339
+	Flows  int       `json:"flows"`  // offloaded flows sent back through the slow path (0 when not re-checked)
+	Reason string    `json:"reason"` // what happened, for people
 }
