@@ -66,7 +66,7 @@ var STATUS = {
 	kernel: KERNEL,
 	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
-	recheck: { enabled: B, firewall: S, digest: S, recorded: S, last: { at: S, from: S, to: S, flows: N, reason: S } },
+	recheck: { enabled: B, firewall: S, digest: S, recorded: S, last: { at: S, flows: N, reason: S } },
 	errors: [ S ], errors_total: N
 };
 
