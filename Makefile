@@ -75,6 +75,7 @@ lab-tools:
 	go build -trimpath -o dist/udpflood ./src/lab/udpflood
 	go build -trimpath -o dist/testbroker ./src/lab/testbroker
 	go build -trimpath -o dist/xdpdrop ./src/lab/xdpdrop
+	go build -trimpath -o dist/pppoesession ./src/lab/pppoesession
 
 test-vm: build lab-tools
 	src/lab/lab test

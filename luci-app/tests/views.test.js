@@ -49,9 +49,15 @@ test('status view: the QCA9558 case in plain words', async () => {
 		'Cut connections are dropped in the fast path on eth0, eth1',
 		'2 active cuts, 197994 frames dropped.',
 		'banip (nftables set inet banIP blocklistv4): 1234 entries',
-		'/etc/fastpath/blocklist.txt:3: "10.0.0.0/33" is not an IP address or prefix'
+		'/etc/fastpath/blocklist.txt:3: "10.0.0.0/33" is not an IP address or prefix',
+		'Firewall rule changes On: when firewall4\'s forward-path rules really change, every offloaded flow goes through the firewall once',
+		'Firewall rules now firewall4\'s forward path: 14 chains, 41 rules, digest 9ff5a14529f64d0f',
+		'Flows last checked against 9ff5a14529f64d0f',
+		'Last change firewall4\'s forward-path rules changed at 2026-12-01T16:59:40Z: 12 offloaded flows re-checked',
+		'offloaded again) <img src=x onerror=alert(1)>'
 	])
 		assert.ok(text.includes(want), `status page lacks "${want}"`);
+	assert.equal(node.findAll((n) => n.tag == 'img').length, 0, 'the recheck reason became markup');
 	assertNoJunk(text, 'status page');
 	assert.ok(!text.includes('mode : hardware offload requested'), 'the mode decision repeats the "Why" line');
 	assert.deepEqual(rt.calls.map((c) => c.method), ['status', 'capabilities']);
@@ -317,7 +323,7 @@ test('flows view: no flows, no cuts', async () => {
 });
 
 const CONTRACT = {
-	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'cut_min_prefix4', 'cut_min_prefix6', 'log_level', 'device'],
+	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'recheck_on_rule_change', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'cut_min_prefix4', 'cut_min_prefix6', 'log_level', 'device'],
 	blocklist: ['enabled', 'name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
@@ -359,6 +365,8 @@ test('settings: a form.Map over /etc/config/fastpath with every option of the co
 	assert.equal(opt(main, 'cut_expiry').default, '10');
 	assert.equal(opt(main, 'cut_set_size').default, '65536');
 	assert.equal(opt(main, 'offload_after_packets').datatype, 'range(0,100000)');
+	assert.equal(opt(main, 'recheck_on_rule_change').default, '1');
+	assert.equal(opt(main, 'recheck_on_rule_change').rmempty, false);
 	assert.deepEqual(opt(main, 'sqm_policy').values.map((v) => v[0]), ['prefer_sqm', 'prefer_hw']);
 	assert.deepEqual(opt(lists, 'type').values.map((v) => v[0]), ['nftset', 'file', 'list']);
 	assert.deepEqual(opt(lists, 'table').deps, [{ type: 'nftset' }]);

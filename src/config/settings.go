@@ -54,8 +54,11 @@ type Fastpath struct {
 	CutMinPrefix6 int           `json:"cut_min_prefix6"`
 	// OffloadAfterPackets > 0 leaves a connection's first packets in the
 	// slow path (inspectors such as DPI tools need them).
-	OffloadAfterPackets uint64                `json:"offload_after_packets,omitempty"`
-	SQMPolicy           string                `json:"sqm_policy"`
+	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`
+	SQMPolicy           string `json:"sqm_policy"`
+	// RecheckOnRuleChange sends every offloaded flow back through the
+	// slow path once when firewall4's forward-path rules really change.
+	RecheckOnRuleChange bool                  `json:"recheck_on_rule_change"`
 	LogLevel            string                `json:"log_level"`
 	ExtraDevices        []string              `json:"extra_devices,omitempty"`
 	Blocklists          []cut.BlocklistConfig `json:"blocklists,omitempty"`
@@ -99,14 +102,15 @@ type Device struct {
 // Defaults are the settings of a router without /etc/config/fastpath.
 func Defaults() Fastpath {
 	return Fastpath{
-		Enabled:       true,
-		HWOffload:     HWFollow,
-		CutInFastpath: true,
-		CutExpiry:     cut.DefaultExpiry,
-		CutSetSize:    cut.DefaultSetSize,
-		SQMPolicy:     SQMPreferSQM,
-		CutMinPrefix4: cut.DefaultMinPrefix4,
-		CutMinPrefix6: cut.DefaultMinPrefix6,
-		LogLevel:      "info",
+		Enabled:             true,
+		HWOffload:           HWFollow,
+		CutInFastpath:       true,
+		CutExpiry:           cut.DefaultExpiry,
+		CutSetSize:          cut.DefaultSetSize,
+		SQMPolicy:           SQMPreferSQM,
+		RecheckOnRuleChange: true,
+		CutMinPrefix4:       cut.DefaultMinPrefix4,
+		CutMinPrefix6:       cut.DefaultMinPrefix6,
+		LogLevel:            "info",
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -36,6 +38,10 @@ type Reconciler struct {
 	// refused is the kernel's last refusal of a flowtable, kept while the
 	// kernel looks as it did then.
 	refused kernelRefusal
+	// recheck is the last change of firewall4's forward-path rules seen;
+	// recorded, the digest our rule held at the last status.
+	recheck  *status.RecheckEvent
+	recorded string
 }
 
 // result is what the last reconcile decided and met.
@@ -135,6 +141,15 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 		}
 		return nil
 	}
+	// fw4's forward-path rules differ from those our rule recorded at the
+	// last pass: count the offloaded flows a recheck sends back through
+	// the slow path.
+	s, offloaded := p.Flowtable, 0
+	changed := s.FirewallDigest != "" && r.recorded != "" && r.recorded != s.FirewallDigest
+	if changed {
+		counts, _ := r.kernel.flows.Counts()
+		offloaded = counts.Offloaded
+	}
 	res, err := r.kernel.flowtable.Apply(p.Flowtable)
 	for _, a := range res.Actions {
 		r.Log.Info(a)
@@ -142,10 +157,26 @@ func (r *Reconciler) applyFlowtable(p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
+	if changed {
+		r.noteRuleChange(res, offloaded)
+	}
 	if !res.Changed {
 		r.Log.Debug("flowtable already as planned")
 	}
 	return nil
+}
+
+// noteRuleChange keeps what a change of firewall4's rules did, for status.
+func (r *Reconciler) noteRuleChange(res nft.Result, offloaded int) {
+	at := time.Now().UTC().Format(time.RFC3339)
+	did := "recheck_on_rule_change is off, offloaded flows kept running"
+	if !res.Recreated {
+		offloaded = 0
+	} else {
+		did = strconv.Itoa(offloaded) + " offloaded flows re-checked (a fresh flowtable sent each through the slow path once; the flows the new rules accept are offloaded again)"
+	}
+	r.recheck = &status.RecheckEvent{At: at, Flows: offloaded, Reason: "firewall4's forward-path rules changed at " + at + ": " + did}
+	r.Log.Info(r.recheck.Reason)
 }
 
 // applyUCIFixes writes the corrections the plan asks for, leaving changes

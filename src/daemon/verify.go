@@ -93,6 +93,14 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 		st.Errors = append(st.Errors, "reading table inet "+nft.TableName+": "+err.Error())
 	}
 	st.Flowtable.Kernel = k
+	r.recorded = k.FirewallDigest
+	st.Recheck = status.Recheck{
+		Enabled:  p.Flowtable.RecheckOnRuleChange,
+		Firewall: snap.Firewall.Text(),
+		Digest:   snap.Firewall.Digest,
+		Recorded: k.FirewallDigest,
+		Last:     r.recheck,
+	}
 	st.Flowtable.InSync = inSync(p.Flowtable, k)
 	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
 	st.Cut = nonNilSummary(r.kernel.cut.Summary())

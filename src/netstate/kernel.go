@@ -9,6 +9,16 @@ type FlowtableSpec struct {
 	// OffloadAfterPackets > 0: a connection is offloaded only once it has
 	// that many packets (both directions), so inspectors see the first ones.
 	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`
+	// FirewallDigest is the digest of firewall4's forward-path rules the
+	// plan saw ("": none to read, and the recorded one stays). Our rule
+	// records it in its comment, so the next apply tells a real change of
+	// those rules from a re-render of the same ones.
+	FirewallDigest string `json:"firewall_digest,omitempty"`
+	// RecheckOnRuleChange: when FirewallDigest differs from the recorded
+	// one, the flowtable is replaced, so every offloaded flow takes the
+	// slow path (and the new rules) once; off: the new digest is only
+	// recorded.
+	RecheckOnRuleChange bool `json:"recheck_on_rule_change"`
 }
 
 // KernelFlowtable is what the kernel really has for our table.
@@ -23,6 +33,9 @@ type KernelFlowtable struct {
 	ForwardRule      bool     `json:"forward_rule"` // our "flow add @ft" rule is in place
 	// OffloadAfterPackets is the packet count our rule waits for (0: none).
 	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`
+	// FirewallDigest is the digest of fw4's forward-path rules our rule
+	// recorded when it was written ("": none).
+	FirewallDigest string `json:"firewall_digest,omitempty"`
 
 	Handle       uint64 `json:"handle,omitempty"` // flowtable handle: unchanged while the flowtable lives
 	ChainPresent bool   `json:"chain_present"`    // our forward chain exists (hook and priority may still differ)

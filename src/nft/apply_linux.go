@@ -56,6 +56,7 @@ func (b *Backend) Apply(s netstate.FlowtableSpec) (Result, error) {
 		res.Actions = append(res.Actions, op.action)
 		if op.kind == opDeleteTable && s.Enabled {
 			res.Recreated = true
+			res.Rechecked = res.Rechecked || op.recheck
 		}
 	}
 	return res, nil
@@ -121,7 +122,7 @@ func buildBatch(ops []op) (*batch, error) {
 				c.AddTable(ourTable())
 				c.AddFlowtable(ourFlowtable(o.devices, o.hardware, o.counter))
 				c.AddChain(ourChain())
-				return addOurRule(c, o.after)
+				return addOurRule(c, o.after, o.digest)
 			})
 		case opAddFlowtable, opAddDevices:
 			// Re-sending NEWFLOWTABLE for a live flowtable adds the devices named.
@@ -132,16 +133,16 @@ func buildBatch(ops []op) (*batch, error) {
 		case opDelDevices:
 			err = b.delDevices(o.devices)
 		case opAddChain:
-			err = b.add(func(c *nftables.Conn) error { c.AddChain(ourChain()); return addOurRule(c, o.after) })
+			err = b.add(func(c *nftables.Conn) error { c.AddChain(ourChain()); return addOurRule(c, o.after, o.digest) })
 		case opReplaceChain:
 			err = b.add(func(c *nftables.Conn) error {
 				c.FlushChain(ourChain())
 				c.DelChain(ourChain())
 				c.AddChain(ourChain())
-				return addOurRule(c, o.after)
+				return addOurRule(c, o.after, o.digest)
 			})
 		case opReplaceRules:
-			err = b.add(func(c *nftables.Conn) error { c.FlushChain(ourChain()); return addOurRule(c, o.after) })
+			err = b.add(func(c *nftables.Conn) error { c.FlushChain(ourChain()); return addOurRule(c, o.after, o.digest) })
 		default:
 			err = fmt.Errorf("nft: unknown op %d", o.kind)
 		}

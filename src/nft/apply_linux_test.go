@@ -57,6 +57,13 @@ func TestApplySendsOnlyTheDifference(t *testing.T) {
 		{"offload after 1000 packets", func(s *netstate.FlowtableSpec) { s.OffloadAfterPackets = 1000 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
 		{"offload at once again", func(s *netstate.FlowtableSpec) { s.OffloadAfterPackets = 0 }, replaceRule, nil, false, []string{"lan0", "wan1"}},
 		{"again at once", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		// fw4's rules: recorded in the rule's comment, then compared.
+		{"fw4 rules first seen", func(s *netstate.FlowtableSpec) { s.FirewallDigest, s.RecheckOnRuleChange = "aaaa", true }, replaceRule, nil, false, []string{"lan0", "wan1"}},
+		{"fw4 re-rendered the same rules", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"fw4 rules not read this time", func(s *netstate.FlowtableSpec) { s.FirewallDigest = "" }, nil, nil, false, []string{"lan0", "wan1"}},
+		{"fw4 rules changed", func(s *netstate.FlowtableSpec) { s.FirewallDigest = "bbbb" }, append([]int{delTable}, wholeTable...), []string{"lan0", "wan1"}, true, []string{"lan0", "wan1"}},
+		{"again after the recheck", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
+		{"fw4 rules changed, recheck off", func(s *netstate.FlowtableSpec) { s.FirewallDigest, s.RecheckOnRuleChange = "cccc", false }, replaceRule, nil, false, []string{"lan0", "wan1"}},
 		{"offload flag on", func(s *netstate.FlowtableSpec) { s.Hardware = true }, append([]int{delTable}, wholeTable...), []string{"lan0", "wan1"}, true, []string{"lan0", "wan1"}},
 		{"again with offload", func(*netstate.FlowtableSpec) {}, nil, nil, false, []string{"lan0", "wan1"}},
 		{"disabled", func(s *netstate.FlowtableSpec) { s.Enabled = false }, []int{delTable}, nil, false, nil},
@@ -82,7 +89,7 @@ func TestApplySendsOnlyTheDifference(t *testing.T) {
 		if !reflect.DeepEqual(types, st.batch) {
 			t.Fatalf("%s: batch message types %v, want %v", st.name, types, st.batch)
 		}
-		if !res.Changed || len(res.Actions) == 0 || res.Recreated != st.recreated {
+		if !res.Changed || len(res.Actions) == 0 || res.Recreated != st.recreated || res.Rechecked != (st.recreated && spec.FirewallDigest == "bbbb") {
 			t.Fatalf("%s: result %+v (want changed, actions, recreated=%v)", st.name, res, st.recreated)
 		}
 		if st.devices != nil {

@@ -129,6 +129,7 @@ func (b *Backend) read() (observed, error) {
 			if set, after, ok := isOurRule(r.Exprs); ok && protoSetIsTCPUDP(c, t, set) {
 				o.ForwardRule = true
 				o.OffloadAfterPackets = after
+				o.FirewallDigest = recordedDigest(r.UserData)
 			}
 		}
 	}

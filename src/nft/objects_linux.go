@@ -2,8 +2,11 @@ package nft
 
 import (
 	"encoding/binary"
+	"strings"
+
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +36,15 @@ func ourFlowtable(devs []string, hardware, counter bool) *nftables.Flowtable {
 }
 
 // forwardPriority is "filter - 1": before fw4's forward chain, so our
-// flowtable takes the flow even where fw4 has one of its own.
+// flowtable takes the flow even where fw4 has one of its own. The first
+// flowtable to add a connection wins it (nft_flow_offload_eval sets
+// IPS_OFFLOAD with test_and_set_bit and skips a connection that has it),
+// and fw4 renders `flow offload @ft` as the first rule of its forward
+// chain, before its chain-prepend includes and every verdict: a chain
+// after fw4's (filter + 1) would find each flow already in fw4's
+// flowtable, which every fw4 reload tears down. The chains that can stop
+// an established connection run before ours: raw (-300), mangle (-150)
+// and dstnat (-100) in prerouting, mangle_forward (-150).
 const forwardPriority = -1
 
 // ourChain: `chain forward { type filter hook forward priority filter - 1; policy accept; }`
@@ -56,7 +67,9 @@ func ourChain() *nftables.Chain {
 // (`ct packets >= after`, both directions: google/nftables sends no
 // direction for packet counts), so an inspector in the slow path sees the
 // first ones; the kernel turns conntrack accounting on for such a rule.
-func addOurRule(c *nftables.Conn, after uint64) error {
+//
+// digest, when set, goes into the rule's comment (nft's userdata format).
+func addOurRule(c *nftables.Conn, after uint64, digest string) error {
 	protos := &nftables.Set{Table: ourTable(), Anonymous: true, Constant: true, KeyType: nftables.TypeInetProto}
 	elems := []nftables.SetElement{{Key: []byte{unix.IPPROTO_TCP}}, {Key: []byte{unix.IPPROTO_UDP}}}
 	if err := c.AddSet(protos, elems); err != nil {
@@ -74,12 +87,30 @@ func addOurRule(c *nftables.Conn, after uint64) error {
 			&expr.Byteorder{SourceRegister: 1, DestRegister: 1, Op: expr.ByteorderHton, Len: 8, Size: 8},
 			&expr.Cmp{Op: expr.CmpOpGte, Register: 1, Data: binary.BigEndian.AppendUint64(nil, after)})
 	}
+	var udata []byte
+	if digest != "" {
+		udata = userdata.AppendString(nil, userdata.TypeComment, digestComment+digest)
+	}
 	c.AddRule(&nftables.Rule{
-		Table: ourTable(),
-		Chain: ourChain(),
-		Exprs: append(exprs, &expr.FlowOffload{Name: FlowtableName}),
+		Table:    ourTable(),
+		Chain:    ourChain(),
+		Exprs:    append(exprs, &expr.FlowOffload{Name: FlowtableName}),
+		UserData: udata,
 	})
 	return nil
+}
+
+// recordedDigest is the firewall digest our rule's comment holds ("": none).
+func recordedDigest(udata []byte) string {
+	comment, ok := userdata.GetString(udata, userdata.TypeComment)
+	if !ok {
+		return ""
+	}
+	d, ok := strings.CutPrefix(comment, digestComment)
+	if !ok {
+		return ""
+	}
+	return d
 }
 
 // isOurRule reports whether exprs are the expressions addOurRule writes;

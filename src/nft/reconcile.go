@@ -36,6 +36,8 @@ type op struct {
 	hardware bool
 	counter  bool
 	after    uint64 // the packet count a rule this op adds waits for
+	digest   string // the firewall digest a rule this op adds records
+	recheck  bool   // the op replaces the flowtable because fw4's rules changed
 	action   string // what a person reads in Result.Actions
 }
 
@@ -51,7 +53,11 @@ func reconcile(o observed, s netstate.FlowtableSpec) []op {
 		}
 		return nil
 	}
-	create := op{kind: opCreateTable, devices: devs, hardware: s.Hardware, counter: s.Counter, after: s.OffloadAfterPackets,
+	digest := s.FirewallDigest
+	if digest == "" {
+		digest = o.FirewallDigest // nothing read this time: keep what is recorded
+	}
+	create := op{kind: opCreateTable, devices: devs, hardware: s.Hardware, counter: s.Counter, after: s.OffloadAfterPackets, digest: digest,
 		action: fmt.Sprintf("created %s with flowtable %s (%s) on %s", table, FlowtableName, flagWords(s.Hardware, s.Counter), deviceWords(devs))}
 	if !o.TablePresent {
 		return []op{create}
@@ -61,6 +67,16 @@ func reconcile(o observed, s netstate.FlowtableSpec) []op {
 		// (EOPNOTSUPP); a new one tears down the flows of the old.
 		del := op{kind: opDeleteTable, action: fmt.Sprintf("deleted %s to recreate flowtable %s: kernel has %s hook %s priority %d, plan wants %s hook ingress priority 0",
 			table, FlowtableName, flagWords(o.Hardware, o.Counter), o.Hook, o.Priority, flagWords(s.Hardware, s.Counter))}
+		return []op{del, create}
+	}
+	if o.FlowtablePresent && o.ForwardRule && s.RecheckOnRuleChange && s.FirewallDigest != "" &&
+		o.FirewallDigest != "" && o.FirewallDigest != s.FirewallDigest {
+		// A fresh flowtable in the same transaction: the kernel tears
+		// down every flow of the old one (their conntrack entries stay),
+		// so each flow's next packet takes the slow path, where the new
+		// rules decide, and an accepted one is offloaded again.
+		del := op{kind: opDeleteTable, recheck: true, action: "replaced " + table + " so every offloaded flow takes the slow path once: firewall4's forward-path rules changed (digest " +
+			s.FirewallDigest + ", was " + o.FirewallDigest + ")"}
 		return []op{del, create}
 	}
 	var ops []op
@@ -79,15 +95,19 @@ func reconcile(o observed, s netstate.FlowtableSpec) []op {
 	}
 	switch {
 	case !o.ChainPresent:
-		ops = append(ops, op{kind: opAddChain, after: s.OffloadAfterPackets, action: "added chain " + ChainName + " with its flow add rule"})
+		ops = append(ops, op{kind: opAddChain, after: s.OffloadAfterPackets, digest: digest, action: "added chain " + ChainName + " with its flow add rule"})
 	case !o.chainShapeOK:
-		ops = append(ops, op{kind: opReplaceChain, after: s.OffloadAfterPackets, action: "replaced chain " + ChainName + ": its type, hook, priority or policy differed"})
+		ops = append(ops, op{kind: opReplaceChain, after: s.OffloadAfterPackets, digest: digest, action: "replaced chain " + ChainName + ": its type, hook, priority or policy differed"})
 	case !o.ForwardRule || o.ruleCount != 1:
-		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, action: fmt.Sprintf("replaced the %d rule(s) of chain %s with the flow add rule", o.ruleCount, ChainName)})
+		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, digest: digest, action: fmt.Sprintf("replaced the %d rule(s) of chain %s with the flow add rule", o.ruleCount, ChainName)})
 	case o.OffloadAfterPackets != s.OffloadAfterPackets:
 		// A new rule, the same flowtable: offloaded flows stay offloaded.
-		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, action: fmt.Sprintf("replaced the flow add rule of chain %s: it offloaded after %d packets, the plan says %d",
+		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, digest: digest, action: fmt.Sprintf("replaced the flow add rule of chain %s: it offloaded after %d packets, the plan says %d",
 			ChainName, o.OffloadAfterPackets, s.OffloadAfterPackets)})
+	case digest != o.FirewallDigest:
+		// Recorded only: nothing to re-check (none recorded before, or
+		// recheck_on_rule_change is off). The flowtable stays.
+		ops = append(ops, op{kind: opReplaceRules, after: s.OffloadAfterPackets, digest: digest, action: "recorded firewall4's forward-path rules (digest " + digest + ") in the flow add rule; flows stay offloaded"})
 	}
 	return ops
 }

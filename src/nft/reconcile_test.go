@@ -14,7 +14,7 @@ func synced(s netstate.FlowtableSpec) observed {
 	devs := normalDevices(s.Devices)
 	return observed{
 		KernelFlowtable: netstate.KernelFlowtable{TablePresent: true, FlowtablePresent: true, Devices: devs, Hardware: s.Hardware, Counter: s.Counter,
-			Hook: "ingress", ChainPresent: true, ForwardRule: true, OffloadAfterPackets: s.OffloadAfterPackets},
+			Hook: "ingress", ChainPresent: true, ForwardRule: true, OffloadAfterPackets: s.OffloadAfterPackets, FirewallDigest: s.FirewallDigest},
 		chainShapeOK: true, ruleCount: 1,
 	}
 }
@@ -41,6 +41,16 @@ func TestReconcile(t *testing.T) {
 	swapped.Devices = []string{"lan0", "wan1"}
 	after30 := sw
 	after30.OffloadAfterPackets = 30
+	rulesA := sw
+	rulesA.FirewallDigest, rulesA.RecheckOnRuleChange = "aaaa", true
+	rulesB := rulesA
+	rulesB.FirewallDigest = "bbbb"
+	rulesBOff := rulesB
+	rulesBOff.RecheckOnRuleChange = false
+	rulesUnread := rulesA
+	rulesUnread.FirewallDigest = ""
+	rulesBMoreDevs := rulesB
+	rulesBMoreDevs.Devices = []string{"lan0", "wan0", "wan1"}
 
 	noFlowtable := synced(sw)
 	noFlowtable.FlowtablePresent, noFlowtable.Devices = false, nil
@@ -81,6 +91,12 @@ func TestReconcile(t *testing.T) {
 		{"offload after packets asked", synced(sw), after30, []opKind{opReplaceRules}, nil},
 		{"offload after packets in sync", synced(after30), after30, []opKind{}, nil},
 		{"offload after packets dropped", synced(after30), sw, []opKind{opReplaceRules}, nil},
+		{"fw4 rules re-rendered unchanged", synced(rulesA), rulesA, []opKind{}, nil},
+		{"fw4 rules changed: a fresh flowtable", synced(rulesA), rulesB, []opKind{opDeleteTable, opCreateTable}, nil},
+		{"fw4 rules changed and devices too", synced(rulesA), rulesBMoreDevs, []opKind{opDeleteTable, opCreateTable}, [][]string{nil, {"lan0", "wan0", "wan1"}}},
+		{"fw4 rules changed, recheck off: recorded only", synced(rulesA), rulesBOff, []opKind{opReplaceRules}, nil},
+		{"fw4 rules first seen: recorded only", synced(sw), rulesB, []opKind{opReplaceRules}, nil},
+		{"fw4 rules not read: the record stays", synced(rulesA), rulesUnread, []opKind{}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,7 +125,7 @@ func model(o observed, ops []op) observed {
 		case opDeleteTable:
 			o = observed{}
 		case opCreateTable:
-			o = synced(netstate.FlowtableSpec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter, OffloadAfterPackets: p.after})
+			o = synced(netstate.FlowtableSpec{Enabled: true, Devices: p.devices, Hardware: p.hardware, Counter: p.counter, OffloadAfterPackets: p.after, FirewallDigest: p.digest})
 		case opAddFlowtable:
 			o.FlowtablePresent, o.Devices, o.Hardware, o.Counter, o.Hook, o.Priority = true, p.devices, p.hardware, p.counter, "ingress", 0
 		case opAddDevices:
@@ -118,14 +134,15 @@ func model(o observed, ops []op) observed {
 		case opDelDevices:
 			o.Devices = difference(o.Devices, p.devices)
 		case opAddChain, opReplaceChain, opReplaceRules:
-			o.ChainPresent, o.chainShapeOK, o.ForwardRule, o.ruleCount, o.OffloadAfterPackets = true, true, true, 1, p.after
+			o.ChainPresent, o.chainShapeOK, o.ForwardRule, o.ruleCount, o.OffloadAfterPackets, o.FirewallDigest = true, true, true, 1, p.after, p.digest
 		}
 	}
 	return o
 }
 
 // Any sequence of specs converges in one step, a second reconcile finds
-// nothing to do, and only a flag change ever recreates the flowtable.
+// nothing to do, and only a flag change or (recheck on) a change of
+// fw4's rules ever recreates the flowtable.
 func TestReconcileConvergesInAnyOrder(t *testing.T) {
 	specs := []netstate.FlowtableSpec{
 		{},
@@ -136,6 +153,9 @@ func TestReconcileConvergesInAnyOrder(t *testing.T) {
 		{Enabled: true, Devices: []string{"lan0", "wan0"}, Hardware: true, Counter: true},
 		{Enabled: true, Devices: []string{"eth0.2"}, Hardware: true},
 		{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, OffloadAfterPackets: 30},
+		{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, FirewallDigest: "aaaa", RecheckOnRuleChange: true},
+		{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, FirewallDigest: "bbbb", RecheckOnRuleChange: true},
+		{Enabled: true, Devices: []string{"lan0", "wan0"}, Counter: true, FirewallDigest: "cccc"},
 	}
 	rng := rand.New(rand.NewSource(1))
 	for round := 0; round < 200; round++ {
@@ -151,10 +171,15 @@ func TestReconcileConvergesInAnyOrder(t *testing.T) {
 			if s.Enabled && (!reflect.DeepEqual(normalDevices(s.Devices), normalDevices(o.Devices)) || o.Hardware != s.Hardware || o.Counter != s.Counter || o.OffloadAfterPackets != s.OffloadAfterPackets) {
 				t.Fatalf("round %d: model %+v does not match spec %+v", round, o.KernelFlowtable, s)
 			}
+			if s.FirewallDigest != "" && o.FirewallDigest != s.FirewallDigest {
+				t.Fatalf("round %d: recorded digest %q, spec %q", round, o.FirewallDigest, s.FirewallDigest)
+			}
 			recreated := len(ops) > 0 && ops[0].kind == opDeleteTable && s.Enabled
 			flagsChanged := s.Enabled && before.FlowtablePresent && (before.Hardware != s.Hardware || before.Counter != s.Counter)
-			if recreated != flagsChanged {
-				t.Fatalf("round %d: %+v -> %+v recreated=%v, flags changed=%v", round, before.KernelFlowtable, s, recreated, flagsChanged)
+			rulesChanged := s.Enabled && before.FlowtablePresent && before.ForwardRule && s.RecheckOnRuleChange &&
+				before.FirewallDigest != "" && s.FirewallDigest != "" && before.FirewallDigest != s.FirewallDigest
+			if recreated != (flagsChanged || rulesChanged) {
+				t.Fatalf("round %d: %+v -> %+v recreated=%v, flags changed=%v, fw4 rules changed=%v", round, before.KernelFlowtable, s, recreated, flagsChanged, rulesChanged)
 			}
 		}
 	}

@@ -40,7 +40,11 @@ func Render(s netstate.FlowtableSpec) string {
 	if s.OffloadAfterPackets > 0 {
 		b.WriteString("ct packets >= " + strconv.FormatUint(s.OffloadAfterPackets, 10) + " ")
 	}
-	b.WriteString("flow add @" + FlowtableName + "\n")
+	b.WriteString("flow add @" + FlowtableName)
+	if s.FirewallDigest != "" {
+		b.WriteString(` comment "` + digestComment + s.FirewallDigest + `"`)
+	}
+	b.WriteString("\n")
 	b.WriteString("\t}\n")
 	b.WriteString("}\n")
 	return b.String()

@@ -6,4 +6,7 @@ type Result struct {
 	Actions         []string `json:"actions,omitempty"` // "created table inet fastpath ...", "added devices wan0 to flowtable ft"
 	HardwareRefused bool     `json:"hardware_refused"`  // "flags offload" was refused; see ApplyWithFallback
 	Recreated       bool     `json:"recreated"`         // the flowtable was replaced: its offloaded flows went back to the slow path
+	// Rechecked: it was replaced because firewall4's forward-path rules
+	// changed (RecheckOnRuleChange), so the new rules see every flow.
+	Rechecked bool `json:"rechecked,omitempty"`
 }

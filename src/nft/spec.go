@@ -9,3 +9,7 @@ const (
 	FlowtableName = "ft"
 	ChainName     = "forward"
 )
+
+// digestComment is how our rule's comment records the digest of
+// firewall4's forward-path rules: `comment "fw4 forward rules <digest>"`.
+const digestComment = "fw4 forward rules "

@@ -18,7 +18,9 @@ func (b *Backend) UseEvents(hub *nftevents.Hub) { b.events = hub }
 
 // Watch calls changed each time someone else changes nf_tables in a way that
 // may touch table inet fastpath (a deleted table, chain, rule, set or
-// flowtable), so the daemon reads the kernel again and repairs it. Our own
+// flowtable), so the daemon reads the kernel again and repairs it, or
+// firewall4's table inet fw4 (a reload), whose forward-path rules the
+// daemon compares for recheck_on_rule_change. Our own
 // batches are ignored. It returns nil when ctx ends, or an error when the
 // kernel's event stream breaks (e.g. ENOBUFS after a burst): the caller
 // should re-apply and watch again.
@@ -82,9 +84,12 @@ const (
 	nftMsgMaxObject = unix.NFT_MSG_DELFLOWTABLE
 )
 
+// firewallTable is firewall4's table (inet fw4).
+const firewallTable = "fw4"
+
 // concernsUs reads one message of a generation: gen reports the
 // generation's end (NEWGEN), ours a change that may touch table inet
-// fastpath. Set elements are never ours (our table has no sets), however
+// fastpath or firewall4's rules. Set elements are never ours (our table has no sets), however
 // many a block-list load brings; a message of a kind this code does not
 // know is taken as ours, which costs a re-read.
 func concernsUs(typ uint16, data []byte) (gen, ours bool) {
@@ -108,7 +113,8 @@ func concernsUs(typ uint16, data []byte) (gen, ours bool) {
 	}
 	for ad.Next() {
 		if ad.Type() == attrObjTable {
-			return false, ad.String() == TableName
+			t := ad.String()
+			return false, t == TableName || t == firewallTable
 		}
 	}
 	return false, ad.Err() != nil

@@ -33,6 +33,9 @@ type Snapshot struct {
 	Shapers []Shaper `json:"shapers,omitempty"`
 	// HWFlows is what the SoC's offload engine has bound (HWFlows).
 	HWFlows ppe.Summary `json:"hw_flows"`
+	// Firewall is the digest of firewall4's forward-path rules, read from
+	// the kernel on a live router only (root "/").
+	Firewall FirewallRules `json:"firewall"`
 }
 
 // Observe reads the snapshot below root ("/" on a router). A UCI file that
@@ -53,6 +56,9 @@ func Observe(root string) (Snapshot, error) {
 	if filepath.Clean(root) == "/" {
 		s.PeerRoutes = peerRoutes(s.Settings.Network)
 		qdiscs = rootQdiscsByName(s.Platform.Devices)
+		s.Firewall = ReadFirewallRules(0)
+	} else {
+		s.Firewall.Error = "they are read from the kernel of a live router only"
 	}
 	s.Shapers = shapers(s.Settings.SQM, s.Platform.Devices, qdiscs)
 	s.Kernel = KernelFeatures(root, s.Platform.Kernel)

@@ -77,6 +77,11 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 			p.note("flowtable", "the first %d packets of each connection (both directions counted) take the slow path before it is offloaded (offload_after_packets): inspectors see them", n)
 		}
 	}
+	p.Flowtable.FirewallDigest = s.Firewall.Digest
+	p.Flowtable.RecheckOnRuleChange = s.Settings.Fastpath.RecheckOnRuleChange
+	if p.Flowtable.Enabled {
+		p.noteRecheck(s)
+	}
 	if p.Flowtable.Enabled && len(devices) == 0 {
 		p.note("device", "no routed interface has a device that exists now: the flowtable has no devices until one appears")
 	}
@@ -99,6 +104,16 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 		p.note("cut", "cut_in_fastpath is off: a cut only deletes the conntrack entry, and a sender that keeps sending reaches the stack")
 	}
 	return p
+}
+
+// noteRecheck says what a change of firewall4's rules does to offloaded
+// flows, and what fastpath compares.
+func (p *Plan) noteRecheck(s observe.Snapshot) {
+	why := "recheck_on_rule_change is off: offloaded flows stay offloaded when firewall4's rules change, so new rules see only new connections"
+	if s.Settings.Fastpath.RecheckOnRuleChange {
+		why = "recheck_on_rule_change is on: when firewall4's forward-path rules really change, every offloaded flow takes the slow path once, so the new rules decide (a reload that re-renders the same rules keeps every flow); " + s.Firewall.Text()
+	}
+	p.Decisions = append(p.Decisions, Decision{Topic: "recheck", Reason: why})
 }
 
 func (p *Plan) note(topic, format string, args ...any) {

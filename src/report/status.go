@@ -35,6 +35,11 @@ func StatusText(st status.Status) string {
 	for _, t := range st.Tunnels {
 		fmt.Fprintf(&b, "tunnel      %s: %s: %s\n", t.Device, yesNo(t.InFastpath, "fast path", "slow path"), t.Reason)
 	}
+	rc := st.Recheck
+	b.WriteString("recheck     " + yesNo(rc.Enabled, "on", "off") + ": " + orDash(rc.Firewall) + "\n")
+	if rc.Last != nil {
+		b.WriteString("            " + rc.Last.Reason + "\n")
+	}
 	c := st.Cut
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",
 		yesNo(c.InFastpath, "in the fast path", yesNo(c.Enabled, "conntrack deletion only", "off")), c.Active, c.FramesDropped)

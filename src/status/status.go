@@ -26,6 +26,7 @@ type Status struct {
 	Kernel  netstate.KernelFeatures `json:"kernel"`
 	Tunnels []plan.Tunnel           `json:"tunnels"`
 	Cut     cut.Summary             `json:"cut"`
+	Recheck Recheck                 `json:"recheck"`
 	// Watchers are the daemon's event sources; a degraded one says since
 	// when and why (it is also named in Errors).
 	Watchers []supervise.Source `json:"watchers"`
@@ -42,4 +43,27 @@ type Flowtable struct {
 	Flags   []string                 `json:"flags"`   // planned: "counter", "offload"
 	Kernel  netstate.KernelFlowtable `json:"kernel"`  // read back
 	InSync  bool                     `json:"in_sync"`
+}
+
+// Recheck is what recheck_on_rule_change compares, and what it did last.
+type Recheck struct {
+	_       [0]func() // not comparable: no equality function in the binary (flash)
+	Enabled bool      `json:"enabled"`
+	// Firewall is firewall4's forward-path rules as read now: chains,
+	// rules and digest, or why there is none.
+	Firewall string `json:"firewall"`
+	Digest   string `json:"digest,omitempty"`
+	// Recorded is the digest our rule records: the rules the offloaded
+	// flows were last checked against.
+	Recorded string `json:"recorded,omitempty"`
+	// Last is the last change of the rules this daemon saw (nil: none).
+	Last *RecheckEvent `json:"last,omitempty"`
+}
+
+// RecheckEvent is one change of firewall4's forward-path rules.
+type RecheckEvent struct {
+	_      [0]func() // not comparable: no equality function in the binary (flash)
+	At     string    `json:"at"`     // RFC 3339
+	Flows  int       `json:"flows"`  // offloaded flows sent back through the slow path (0 when not re-checked)
+	Reason string    `json:"reason"` // what happened, for people
 }

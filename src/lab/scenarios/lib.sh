@@ -5,6 +5,7 @@
 # and bench records the host reads from /lab-results.
 
 FASTPATH=${FASTPATH_BIN:-$LAB_REPO/dist/fastpath}
+PPPOESESSION=${PPPOESESSION_BIN:-$LAB_REPO/dist/pppoesession}
 RESULTS=${LAB_RESULTS:-/lab-results}
 IPERF_SECONDS=${LAB_IPERF_SECONDS:-4}
 
@@ -65,6 +66,7 @@ topo_reset() {
 	lab_modules
 	fastpath_stop_hard
 	pkill -x iperf3 2>/dev/null || true
+	pppoe_stop
 	local ns
 	for ns in client client2 server remote; do ip netns del "$ns" 2>/dev/null || true; done
 	ip link del br-lan 2>/dev/null || true
@@ -130,6 +132,58 @@ topo_bridge() {
 	uci_network
 	sed -i "s/option device 'lan0'/option device 'br-lan'/" /etc/config/network
 	printf "\nconfig device\n\toption name 'br-lan'\n\toption type 'bridge'\n\tlist ports 'lan0'\n" >> /etc/config/network
+}
+
+# topo_vlan_pppoe: a UniFi-style WAN, the ISP's VLAN 500 on wan0 carrying a
+# kernel PPPoE session. client (10.0.1.2) -- lan0 [router] wan0 > wan0.500 >
+# pppoe-wan 100.64.0.1 == PPPoE session 1 == server eth0.500 > ppp
+# 100.64.0.2 (the ISP's end, and the server). The lab has no pppd:
+# dist/pppoesession opens the session at each end (no LCP or IPCP).
+topo_vlan_pppoe() {
+	lab_modules; sysctl_router
+	modprobe -q 8021q; modprobe -q pppoe
+	[ -x "$PPPOESESSION" ] || { log "no $PPPOESESSION: run 'make lab-tools' on the host"; return 1; }
+	[ -e /dev/ppp ] || mknod /dev/ppp c 108 0
+	ip netns add client; ip netns add server
+	veth_pair lan0 client 10.0.1.2/24 10.0.1.1 fd00:1::2/64 fd00:1::1
+	ip addr add 10.0.1.1/24 dev lan0; ip -6 addr add fd00:1::1/64 dev lan0 nodad
+	ip link add wan0 type veth peer name eth0 netns server
+	ip link set wan0 up; ip -n server link set lo up; ip -n server link set eth0 up
+	ip link add link wan0 name wan0.500 type vlan id 500; ip link set wan0.500 up
+	ip -n server link add link eth0 name eth0.500 type vlan id 500; ip -n server link set eth0.500 up
+	local rmac smac rdev sdev
+	rmac=$(ip -o link show wan0.500 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	smac=$(ip -n server -o link show eth0.500 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	"$PPPOESESSION" wan0.500 "$smac" 1 > /tmp/pppoe-router.txt 2>&1 &
+	PPPOE_PIDS=$!
+	ip netns exec server "$PPPOESESSION" eth0.500 "$rmac" 1 > /tmp/pppoe-server.txt 2>&1 &
+	PPPOE_PIDS="$PPPOE_PIDS $!"
+	for _ in $(seq 1 50); do
+		[ -s /tmp/pppoe-router.txt ] && [ -s /tmp/pppoe-server.txt ] && break
+		sleep 0.1
+	done
+	rdev=$(head -n1 /tmp/pppoe-router.txt); sdev=$(head -n1 /tmp/pppoe-server.txt)
+	case "$rdev $sdev" in ppp[0-9]*\ ppp[0-9]*) ;; *) log "topo_vlan_pppoe: no PPPoE session: router '$rdev', server '$sdev'"; return 1 ;; esac
+	ip link set "$rdev" name pppoe-wan
+	ip link set pppoe-wan mtu 1492 up
+	ip addr add 100.64.0.1 peer 100.64.0.2/32 dev pppoe-wan
+	ip -n server link set "$sdev" mtu 1492 up
+	ip -n server addr add 100.64.0.2 peer 100.64.0.1/32 dev "$sdev"
+	ip -n server route add default dev "$sdev"
+	ip route add default dev pppoe-wan
+	SERVER_ADDR=100.64.0.2
+	ip netns exec client ping -c1 -W2 "$SERVER_ADDR" >/dev/null 2>&1 || log "topo_vlan_pppoe: client cannot reach server over PPPoE"
+	uci_network
+	sed -i "/^config interface 'wan'/,\$ d" /etc/config/network
+	printf "config interface 'wan'\n\toption device 'wan0.500'\n\toption proto 'pppoe'\n\toption username 'lab'\n\toption password 'lab'\n" >> /etc/config/network
+}
+
+# pppoe_stop ends the PPPoE sessions topo_vlan_pppoe started.
+pppoe_stop() {
+	local pid
+	for pid in ${PPPOE_PIDS:-}; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	PPPOE_PIDS=""
+	ip link del wan0.500 2>/dev/null || true
 }
 
 # topo_ipip: the seed's topology. client (10.0.1.2) -- lan0 [router] wan0

@@ -24,6 +24,8 @@ lt() { [ "$(printf '%.0f' "$1")" -lt "$2" ]; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 tables_named() { nft list tables | grep -c "$1" || true; }
 ft_handle() { nft -a list table inet fastpath 2>/dev/null | sed -n 's/.*flowtable ft { # handle \([0-9]*\).*/\1/p'; }
+# table_handle: a re-created table has a new one (a new table's flowtable may get handle 1 again).
+table_handle() { nft -a list table inet fastpath 2>/dev/null | sed -n '1s/^table inet fastpath { # handle \([0-9]*\).*/\1/p'; }
 
 # The lab itself: without a flowtable every packet is counted, with the
 # seed's hand-written flowtable almost none. If this fails, no other figure
@@ -151,6 +153,228 @@ t_bridge_port_added() {
 	log "bridge port added at run time: $(iperf_field Mbits/sec) Mbit/s to client2, $n slow-path packets"
 	check fastpath/bridge-port-offloaded "a stream to the client behind the added port: $n slow-path packets, $(iperf_mbytes) MB (want < $SLOW_MAX, > 0 MB)" \
 		eval "lt $n $SLOW_MAX && [ $(iperf_mbytes) -gt 0 ]"
+	fastpath_stop
+}
+
+# stream_both NAME SERVER_ADDR CLIENT_ADDR: a TCP stream each way between
+# the two addresses (the server sends, then with -R the client sends),
+# each checked for fewer than SLOW_MAX slow-path packets: a flow whose
+# either direction missed the flowtable sends every packet of that
+# direction through the forward chain.
+stream_both() {
+	local name=$1 addr=$2 dir n mb what
+	for dir in down up; do
+		ip netns exec client iperf3 -s -D -1 -B "$3" >/dev/null 2>&1
+		for _ in $(seq 1 50); do ip netns exec client ss -Hltn 'sport = :5201' | grep -q . && break; sleep 0.1; done
+		n=$(slow_count)
+		if [ "$dir" = down ]; then
+			ip netns exec server iperf3 -c "$3" -B "$addr" -t 3 -f m > /tmp/iperf-last.txt 2>&1
+		else
+			ip netns exec server iperf3 -c "$3" -B "$addr" -t 3 -f m -R > /tmp/iperf-last.txt 2>&1
+		fi
+		n=$(( $(slow_count) - n )); mb=$(iperf_mbytes)
+		what="server to client"; [ "$dir" = up ] && what="client to server"
+		log "$name $dir: $(iperf_field Mbits/sec) Mbit/s, $mb MB, $n slow-path packets"
+		check "$name-offloaded-$dir" "stream $what: $n slow-path packets for $mb MB (want < $SLOW_MAX, > 0 MB)" \
+			eval "lt $n $SLOW_MAX && [ $mb -gt 0 ]"
+	done
+}
+
+# A UniFi-style WAN: PPPoE in VLAN 500. fastpath lists the VLAN's parent
+# (wan0), never wan0.500 or pppoe-wan, and the flowtable takes both ways of
+# a stream through the VLAN and PPPoE stacks.
+t_vlan_pppoe() {
+	local devs why
+	topo_vlan_pppoe || { fail fastpath/vlan-pppoe "the PPPoE topology did not come up: $(cat /tmp/pppoe-router.txt /tmp/pppoe-server.txt 2>/dev/null | tr '\n' ' ')"; return; }
+	uci_firewall 1 0; slow_setup
+	started_or_fail fastpath/vlan-pppoe || return
+	devs=$(ft_devices)
+	fastpath_status && why=$(sj '[.decisions[]? | select(.topic == "device") | .reason] | join("; ")')
+	log "vlan + pppoe: devices '$devs'; $why"
+	check fastpath/vlan-pppoe-lists-the-vlan-parent "flowtable devices '$devs' (want lan0, wan0: the parent of wan0.500, which carries pppoe-wan)" [ "$devs" = "lan0, wan0" ]
+	stream_both fastpath/vlan-pppoe 100.64.0.2 10.0.1.2
+	fastpath_stop
+}
+
+# IPv6: the router forwards fd00:2::/64 <-> fd00:1::/64; both ways of a
+# stream are offloaded, and conntrack marks the IPv6 flows offloaded.
+t_ipv6() {
+	local devs offl
+	topo_forward; uci_firewall 1 0; slow_setup
+	started_or_fail fastpath/ipv6 || return
+	devs=$(ft_devices)
+	check fastpath/ipv6-devices "flowtable devices '$devs' (want lan0, wan0)" [ "$devs" = "lan0, wan0" ]
+	stream_both fastpath/ipv6 fd00:2::2 fd00:1::2
+	ip netns exec client iperf3 -s -D -1 -B fd00:1::2 >/dev/null 2>&1
+	for _ in $(seq 1 50); do ip netns exec client ss -Hltn 'sport = :5201' | grep -q . && break; sleep 0.1; done
+	ip netns exec server iperf3 -c fd00:1::2 -t 6 -f m > /tmp/iperf-v6.txt 2>&1 &
+	local ipid=$!
+	offl=0
+	for _ in $(seq 1 25); do
+		offl=$(conntrack -L -f ipv6 -p tcp --dport 5201 2>/dev/null | grep -c -F '[OFFLOAD]' || true)
+		[ "$offl" -ge 1 ] && break
+		sleep 0.2
+	done
+	wait "$ipid"
+	check fastpath/ipv6-conntrack-offloaded "IPv6 iperf3 conntrack entries with [OFFLOAD] mid-stream: $offl (want >= 1)" ge "$offl" 1
+	fastpath_stop
+}
+
+# fw4_recheck_ruleset [RULE...]: the fw4-shaped table with a mangle_forward
+# chain (priority mangle: where fw4 puts the rules and includes that see a
+# forwarded packet before its forward chain and its own flow offload rule)
+# holding the RULEs.
+fw4_recheck_ruleset() {
+	local r
+	fw4_ruleset | sed '$d'
+	printf '\tchain mangle_forward {\n\t\ttype filter hook forward priority mangle; policy accept;\n'
+	for r in "$@"; do printf '\t\t%s\n' "$r"; done
+	printf '\t}\n}\n'
+}
+
+# client_from COUNT: packets the client netns received from 10.0.2.3.
+client_from_setup() {
+	ip netns exec client nft -f - <<'NFT'
+table inet labc {
+	chain in {
+		type filter hook input priority filter; policy accept;
+		ip saddr 10.0.2.3 tcp sport != 5201 counter
+	}
+}
+NFT
+}
+client_from() { ip netns exec client nft list chain inet labc in | awk '/counter packets/ { for (i=1;i<=NF;i++) if ($i=="packets") print $(i+1); exit }'; }
+recorded_digest() { nft list chain inet fastpath forward 2>/dev/null | sed -n 's/.*comment "fw4 forward rules \([0-9a-f]*\)".*/\1/p'; }
+
+# recheck_streams: two iperf3 streams server -> client, A from 10.0.2.3
+# (the address the new rule drops) to port 5202, B from 10.0.2.2 to 5201.
+recheck_streams() {
+	ip -n server addr add 10.0.2.3/24 dev eth0
+	ip netns exec client iperf3 -s -D -1 -B 10.0.1.2 -p 5201 >/dev/null 2>&1
+	ip netns exec client iperf3 -s -D -1 -B 10.0.1.2 -p 5202 >/dev/null 2>&1
+	for _ in $(seq 1 50); do [ "$(ip netns exec client ss -Hltn 'sport = :5201 or sport = :5202' | grep -c .)" -ge 2 ] && break; sleep 0.1; done
+	ip netns exec server iperf3 -c 10.0.1.2 -p 5202 -B 10.0.2.3 -t 300 -f m > /tmp/recheck-a.txt 2>&1 &
+	STREAM_A=$!
+	ip netns exec server iperf3 -c 10.0.1.2 -p 5201 -B 10.0.2.2 -t 300 -f m > /tmp/recheck-b.txt 2>&1 &
+	STREAM_B=$!
+}
+recheck_streams_end() { kill "$STREAM_A" "$STREAM_B" 2>/dev/null; wait "$STREAM_A" "$STREAM_B" 2>/dev/null; }
+offloaded_to() { conntrack -L -p tcp --dport "$1" 2>/dev/null | grep -F '[OFFLOAD]' | grep -c "src=$2 " || true; }
+# data_port DPORT SRC: the client-side port of the busiest connection from SRC to DPORT (iperf3's data, not its control connection).
+data_port() {
+	conntrack -L -p tcp --dport "$1" 2>/dev/null | grep "src=$2 " |
+		sed -n "s/.* sport=\([0-9]*\) dport=$1 packets=\([0-9]*\) .*/\2 \1/p" | sort -n | tail -n1 | cut -d' ' -f2
+}
+port_offloaded() { conntrack -L -p tcp --dport "$1" 2>/dev/null | grep -F '[OFFLOAD]' | grep -q " sport=$2 dport=$1 "; }
+daemon_said() { grep -E "$1" /tmp/fastpath-daemon.log | tail -n 3 | tr '\n' ' '; }
+
+# wait_recorded DIGEST_NOT: wait (20 s at most) until our rule records a
+# digest other than DIGEST_NOT, and print it.
+wait_recorded() {
+	local d
+	for _ in $(seq 1 100); do
+		d=$(recorded_digest)
+		[ -n "$d" ] && [ "$d" != "$1" ] && break
+		sleep 0.2
+	done
+	echo "$d"
+}
+
+recheck_reason_ok() { [[ "$1" == *"forward-path rules changed at "*": "*" offloaded flows re-checked"* ]] && [ "$2" -ge 2 ]; }
+
+# recheck_on_rule_change: a fw4 reload that re-renders the same rules
+# tears nothing down; one that adds a rule dropping 10.0.2.3 sends every
+# offloaded flow through the slow path once (a fresh flowtable), which
+# stops that established flow within one packet, and the others are
+# offloaded again.
+t_recheck_rule_change() {
+	local d0 d1 d2 h0 h1 h2 torn c1 c2 dropped reason flows bport
+	topo_forward; fw4_recheck_ruleset | nft -f -; uci_firewall 1 0; slow_setup; torn_setup; client_from_setup
+	cut_tools_present >/dev/null && cut_broker_start >/dev/null || { fail fastpath/recheck "no ubusd stand-in (dist/testbroker): status could not reach the daemon"; return; }
+	started_or_fail fastpath/recheck || { cut_broker_stop; return; }
+	d0=$(wait_recorded "")
+	check fastpath/recheck-records-digest "our rule's comment records fw4's digest '$d0' (want 16 hex digits)" eval "[[ '$d0' =~ ^[0-9a-f]{16}$ ]]"
+	recheck_streams
+	for _ in $(seq 1 50); do [ "$(offloaded_to 5202 10.0.2.3)" -ge 1 ] && [ "$(offloaded_to 5201 10.0.2.2)" -ge 1 ] && break; sleep 0.2; done
+	bport=$(data_port 5201 10.0.2.2)
+	check fastpath/recheck-streams-offloaded "offloaded before the reloads: A $(offloaded_to 5202 10.0.2.3), B $(offloaded_to 5201 10.0.2.2), B's data from port ${bport:-none} (want 1 each)" \
+		eval "[ $(offloaded_to 5202 10.0.2.3) -ge 1 ] && [ -n '$bport' ] && port_offloaded 5201 '$bport'"
+	h0=$(table_handle)
+	# A reload that re-renders the same rules: new handles, fresh counters.
+	torn_reset
+	fw4_recheck_ruleset | nft -f -
+	sleep 3 # the daemon's pass after the reload's events (settle 0.3 s)
+	d1=$(recorded_digest); h1=$(table_handle); torn=$(torn_ports | tr '\n' ' ')
+	log "unchanged reload: digest $d0 -> $d1, table handle $h0 -> $h1, ports seen in the slow path: ${torn:-none}"
+	check fastpath/recheck-unchanged-reload-keeps-flows "after a reload of the same rules: digest $d0 -> $d1, table handle $h0 -> $h1, B's data (port $bport) seen in the slow path: $(torn_ports | grep -cx "$bport" || true) (want the same digest and handle, not seen)" \
+		eval "[ '$d1' = '$d0' ] && [ -n '$h0' ] && [ '$h1' = '$h0' ] && ! torn_ports | grep -qx '$bport' && port_offloaded 5201 '$bport'"
+	# A reload that adds a rule dropping the server's address 10.0.2.3.
+	torn_reset
+	fw4_recheck_ruleset 'ip saddr 10.0.2.3 counter drop' 'ip daddr 10.0.2.3 counter drop' | nft -f -
+	d2=$(wait_recorded "$d0")
+	c1=$(client_from); h2=$(table_handle)
+	sleep 3
+	c2=$(client_from)
+	dropped=$(nft list chain inet fw4 mangle_forward | awk '/saddr 10.0.2.3/ { for (i=1;i<=NF;i++) if ($i=="packets") print $(i+1) }')
+	fastpath_status
+	reason=$(sj '.recheck.last.reason // ""'); flows=$(sj '.recheck.last.flows // 0')
+	log "changed reload: digest $d0 -> $d2, table handle $h0 -> $h2; client got $c1 then $c2 packets from 10.0.2.3; the new rule dropped $dropped; status: $(sj -c .recheck); daemon: $(daemon_said 'firewall4|flowtable')"
+	check fastpath/recheck-changed-reload-replaces-flowtable "after adding the drop rule: digest $d0 -> $d2, table handle $h0 -> $h2 (want both changed)" \
+		eval "[ -n '$d2' ] && [ '$d2' != '$d0' ] && [ -n '$h2' ] && [ '$h2' != '$h0' ]"
+	check fastpath/recheck-stops-dropped-flow "packets from 10.0.2.3 reaching the client after the recheck: $((c2 - c1)) (want <= 1); the new rule dropped ${dropped:-0} (want >= 1)" \
+		eval "[ $((c2 - c1)) -le 1 ] && [ ${dropped:-0} -ge 1 ]"
+	for _ in $(seq 1 25); do port_offloaded 5201 "$bport" && break; sleep 0.2; done
+	check fastpath/recheck-others-offloaded-again "stream B's data (port $bport): seen in the slow path after the recheck: $(torn_ports | grep -cx "$bport" || true), offloaded now: $(port_offloaded 5201 "$bport" && echo yes || echo no) (want seen once, and offloaded again)" \
+		eval "torn_ports | grep -qx '$bport' && port_offloaded 5201 '$bport'"
+	check fastpath/recheck-status-says-why "status .recheck.last: flows $flows, reason: $reason (want the change named and flows >= 2)" \
+		recheck_reason_ok "$reason" "$flows"
+	recheck_streams_end
+	fastpath_stop
+	cut_broker_stop
+}
+
+# The digest over firewall4's ruleset for the lab's zones (vmaps, jumps,
+# limits, rejects, MSS clamping, NAT), as the kernel dumps it: a re-render
+# keeps it, a rule in a chain the forward path reaches changes it, a rule
+# for the router's own input does not.
+print_digest() { "$FASTPATH" print 2>/dev/null | sed -n 's/.*forward path: \(.*\)$/\1/p'; }
+t_recheck_digest_router() {
+	local d0 d1 d2 d3
+	topo_forward; uci_firewall 1 0
+	topo_fw4_router; d0=$(print_digest)
+	topo_fw4_router; d1=$(print_digest)
+	fw4_router_ruleset | sed 's/^\(\t\ttcp dport 5201 counter accept.*\)$/\1\n\t\tip saddr 192.0.2.7 counter drop/' | nft -f -; d2=$(print_digest)
+	fw4_router_ruleset | sed 's/^\(\t\tmeta nfproto ipv4 udp dport 68 counter accept\)$/\1\n\t\ttcp dport 2222 counter accept/' | nft -f -; d3=$(print_digest)
+	log "fw4 router ruleset: '$d0', re-rendered '$d1', a forward_wan rule '$d2', an input_wan rule '$d3'"
+	check fastpath/recheck-digest-reads-fw4 "digest of the router ruleset: '$d0' (want chains, rules and a digest)" eval "[[ '$d0' == *' chains, '*' rules, digest '* ]]"
+	check fastpath/recheck-digest-same-on-rerender "re-rendered: '$d1' (want '$d0')" [ "$d1" = "$d0" ]
+	check fastpath/recheck-digest-forward-rule-changes-it "a drop rule in forward_wan: '$d2' (want other than '$d0')" eval "[ -n '$d2' ] && [ '$d2' != '$d0' ]"
+	check fastpath/recheck-digest-input-rule-keeps-it "a rule in input_wan: '$d3' (want '$d0')" [ "$d3" = "$d0" ]
+}
+
+# With recheck_on_rule_change off the same reload records the new digest
+# and keeps the flowtable: the established flow from 10.0.2.3 keeps
+# running in the fast path past the new drop rule (what the recheck fixes).
+t_recheck_off() {
+	local d0 d2 h0 h2 c1 c2
+	topo_forward; fw4_recheck_ruleset | nft -f -; uci_firewall 1 0; slow_setup; client_from_setup
+	printf "config fastpath 'main'\n\toption recheck_on_rule_change '0'\n" > /etc/config/fastpath
+	started_or_fail fastpath/recheck-off || return
+	d0=$(wait_recorded "")
+	recheck_streams
+	for _ in $(seq 1 50); do [ "$(offloaded_to 5202 10.0.2.3)" -ge 1 ] && break; sleep 0.2; done
+	h0=$(table_handle)
+	fw4_recheck_ruleset 'ip saddr 10.0.2.3 counter drop' 'ip daddr 10.0.2.3 counter drop' | nft -f -
+	d2=$(wait_recorded "$d0")
+	c1=$(client_from); h2=$(table_handle)
+	sleep 3
+	c2=$(client_from)
+	log "recheck off: digest $d0 -> $d2, handle $h0 -> $h2; client got $c1 then $c2 packets from 10.0.2.3"
+	check fastpath/recheck-off-keeps-flowtable "digest $d0 -> $d2, table handle $h0 -> $h2 (want the new digest recorded, the same handle)" \
+		eval "[ -n '$d2' ] && [ '$d2' != '$d0' ] && [ -n '$h0' ] && [ '$h2' = '$h0' ]"
+	check fastpath/recheck-off-flow-escapes-new-rule "packets from 10.0.2.3 reaching the client after the reload: $((c2 - c1)) (want > 100: the offloaded flow never meets the new rule)" \
+		eval "[ $((c2 - c1)) -gt 100 ]"
+	recheck_streams_end
 	fastpath_stop
 }
 
@@ -399,6 +623,11 @@ else
 	run t_fw4_reload
 	run t_offload_after_packets
 	run t_bridge_port_added
+	run t_vlan_pppoe
+	run t_ipv6
+	run t_recheck_digest_router
+	run t_recheck_rule_change
+	run t_recheck_off
 	run t_ipip_612
 	run t_ipip_policy_route
 	run t_kill9

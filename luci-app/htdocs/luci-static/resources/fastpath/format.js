@@ -67,6 +67,7 @@ var STATUS = {
 	kernel: KERNEL,
 	tunnels: [ { 'interface': S, kind: S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
+	recheck: { enabled: B, firewall: S, digest: S, recorded: S, last: { at: S, flows: N, reason: S } },
 	errors: [ S ], errors_total: N
 };
 

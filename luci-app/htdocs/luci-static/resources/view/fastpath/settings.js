@@ -71,6 +71,11 @@ return view.extend({
 		o.placeholder = '0';
 		o.default = '0';
 
+		o = s.option(form.Flag, 'recheck_on_rule_change', _('Re-check flows when firewall rules change'),
+			_('When a firewall reload really changes the rules a forwarded packet meets (not a reload that renders the same rules, as on every interface change), send every offloaded flow through the firewall once, so the new rules decide; accepted flows are offloaded again. When off, offloaded flows keep running past new rules.'));
+		o.default = '1';
+		o.rmempty = false;
+
 		o = s.option(form.Flag, 'cut_in_fastpath', _('Cut in the fast path'),
 			_('Drop the frames of a cut connection at the device\'s ingress, before the flowtable. When off, a cut only deletes the connection\'s conntrack entry.'));
 		o.default = '1';

@@ -204,6 +204,26 @@ return view.extend({
 		}) : [ E('p', {}, [ E('em', {}, [ _('No tunnel is configured.') ]) ]) ]);
 	},
 
+	/* recheck_on_rule_change: what is compared, and what the last change of fw4's rules did. */
+	renderRecheck: function(st) {
+		var rc = st.recheck || {},
+		    last = rc.last || {};
+
+		if (!rc.firewall)
+			return ''; /* a daemon that does not compare fw4's rules */
+
+		return section(_('Firewall rule changes'), [
+			E('p', {}, [ rc.enabled
+				? _('On: when firewall4\'s forward-path rules really change, every offloaded flow goes through the firewall once, so the new rules decide; a reload that renders the same rules keeps every flow.')
+				: _('Off: offloaded flows keep running when firewall4\'s rules change; new rules see only new connections.') ]),
+			facts([
+				[ _('Firewall rules now'), rc.firewall ],
+				[ _('Flows last checked against'), rc.recorded ],
+				[ _('Last change'), last.at ? last.reason : _('none since the daemon started') ]
+			])
+		]);
+	},
+
 	renderCuts: function(st) {
 		var s = st.cut || {};
 
@@ -235,6 +255,7 @@ return view.extend({
 			this.renderFlowtable(st),
 			this.renderFlows(st),
 			this.renderTunnels(st),
+			this.renderRecheck(st),
 			this.renderCuts(st)
 		]);
 	},
