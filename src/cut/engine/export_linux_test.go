@@ -3,7 +3,10 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/google/nftables"
 )
 
@@ -34,4 +37,15 @@ func ReAddAfterRelease(e *Engine) {
 			_ = e.nft.Flush() // a failed re-add shows as a release that worked
 		}
 	}
+}
+
+// CutTuples cuts ts as one call, each a connection of its own with no
+// conntrack entry: thousands of cuts in a few transactions.
+func CutTuples(e *Engine, ts []cut.Tuple, trigger string) error {
+	flows := make([]status.Flow, len(ts))
+	for i, t := range ts {
+		flows[i] = status.Flow{Proto: t.Proto, Original: t, Reply: t.Reverse()}
+	}
+	_, err := e.cutFlows(context.Background(), flows, trigger, trigger, true, "dst")
+	return err
 }
