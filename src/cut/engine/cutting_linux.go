@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +95,7 @@ func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trig
 	defer func() {
 		e.log.Debugf("cut: %d flows: sets %v, conntrack deletes %v", len(cuts), t1.Sub(t0), time.Since(t1))
 	}()
+	e.record(cuts)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -125,19 +127,28 @@ func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (r
 	return cuts
 }
 
-// finishCuts records cuts that are in the sets (or fell back) and deletes
-// their conntrack entries, then logs one line per trigger. The caller
-// holds e.mu.
-func (e *Engine) finishCuts(cuts []cut.Cut) error {
-	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
-	del := make([]status.Flow, len(cuts))
-	for i, c := range cuts {
-		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
+// record makes cuts known, in the same hold of e.mu as their insert: a
+// release (a list that dropped their address) then finds them. The
+// caller holds e.mu.
+func (e *Engine) record(cuts []cut.Cut) {
+	for _, c := range cuts {
 		if c.InFastpath {
 			e.cuts[c.Original.String()] = &record{Cut: c, keys: []string{c.Original.String(), c.Reply.String()}}
 		} else {
 			e.cuts[c.Original.String()] = &record{Cut: c} // reported for one expiry
 		}
+	}
+}
+
+// finishCuts deletes the conntrack entries of recorded cuts, then logs
+// one line per trigger; a cut released since its insert keeps its entry.
+// The caller holds e.mu.
+func (e *Engine) finishCuts(cuts []cut.Cut) error {
+	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
+	cuts = slices.DeleteFunc(slices.Clone(cuts), func(c cut.Cut) bool { return e.cuts[c.Original.String()] == nil })
+	del := make([]status.Flow, len(cuts))
+	for i, c := range cuts {
+		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
 		if debug {
 			e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
 		}

@@ -49,3 +49,11 @@ func CutTuples(e *Engine, ts []cut.Tuple, trigger string) error {
 	_, err := e.cutFlows(context.Background(), flows, trigger, trigger, true, "dst")
 	return err
 }
+
+// SetBeforeFinish makes block-list passes call f after their inserts,
+// before they take the lock again for the conntrack deletes.
+func SetBeforeFinish(e *Engine, f func()) {
+	e.mu.Lock()
+	e.beforeFinish = f
+	e.mu.Unlock()
+}
