@@ -53,9 +53,10 @@ import (
 // violation. Timing decides nothing else: cut and answer latencies are
 // measured and printed beside issue 19's goal of 1 s, since this test runs
 // on loaded shared machines. The flowtable part of the day (the kernel's
-// flowtable devices equal the plan) needs a flowtable kernel: the VM lab.
+// flowtable devices equal the plan) needs a flowtable kernel: the VM lab's
+// t_routers_day (src/lab/scenarios/tests.sh).
 const (
-	dayHang        = 15 * time.Second // past this a check that should hold is a violation (a hang, or a change never seen)
+	dayHang        = 30 * time.Second // past this a check that should hold is a violation (a hang, or a change never seen); 7.7 s is the worst seen on a loaded 2-core machine
 	dayGoal        = time.Second      // issue 19's goal for cuts and answers: printed, not asserted
 	dayRSSBound    = 160 << 20        // bytes; twice the most measured here; issue 19 saw 780 MB under pipelined reloads
 	dayThreadBound = 64               // OS threads of the daemon (it reports no goroutine count)
