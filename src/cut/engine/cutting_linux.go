@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -145,14 +144,19 @@ func (e *Engine) record(cuts []cut.Cut) {
 // The caller holds e.mu.
 func (e *Engine) finishCuts(cuts []cut.Cut) error {
 	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
-	cuts = slices.DeleteFunc(slices.Clone(cuts), func(c cut.Cut) bool { return e.cuts[c.Original.String()] == nil })
-	del := make([]status.Flow, len(cuts))
-	for i, c := range cuts {
-		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}
+	var kept []cut.Cut
+	var del []status.Flow
+	for _, c := range cuts {
+		if e.cuts[c.Original.String()] == nil {
+			continue // released since
+		}
+		kept = append(kept, c)
+		del = append(del, status.Flow{Original: c.Original, Reply: c.Reply})
 		if debug {
 			e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
 		}
 	}
+	cuts = kept
 	var errs []error
 	for i, err := range e.ct.DeleteMany(del) {
 		c := cuts[i]
