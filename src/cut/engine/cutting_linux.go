@@ -69,6 +69,11 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 func (e *Engine) cutFlows(ctx context.Context, flows []status.Flow, reason, trigger string, local bool, field string) ([]cut.Cut, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if strings.HasPrefix(trigger, "blocklist:") {
+		// Looked up with no lock held: a list that dropped the address
+		// since has had its release pass, so a cut made now would stay.
+		flows = e.stillListed(listedBatch{flows: flows, causes: make([]cause, len(flows))}, nil).flows
+	}
 	if !local && trigger != "" && !strings.HasPrefix(trigger, "blocklist:") {
 		e.readOwnAddrs() // a call: the addresses as they are now; lists use those of the last pass
 	}

@@ -67,6 +67,7 @@ type Engine struct {
 	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
 	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
 	beforeFinish func()            // tests: called by a block-list pass between its inserts and its conntrack deletes
+	beforeNewCut func()            // tests: called between a new connection's look at the lists and its cut
 }
 
 // record is what the kernel's elements do not say about a cut.

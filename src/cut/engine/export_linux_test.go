@@ -57,3 +57,11 @@ func SetBeforeFinish(e *Engine, f func()) {
 	e.beforeFinish = f
 	e.mu.Unlock()
 }
+
+// SetBeforeNewCut makes the cut of a new connection of a listed address
+// call f after the lists were looked at, before the lock is taken.
+func SetBeforeNewCut(e *Engine, f func()) {
+	e.mu.Lock()
+	e.beforeNewCut = f
+	e.mu.Unlock()
+}
