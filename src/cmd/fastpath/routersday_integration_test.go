@@ -1,8 +1,7 @@
-//go:build linux && routersday
+//go:build linux
 
-// The router's day runs by itself (make test-routers-day, as root), not in
-// make test: one daemon through 34 events in about 35 s, with invariants
-// checked after each; it still fails now and then (see the README).
+// The router's day is part of make test (test-root runs every
+// TestIntegration as root); make test-routers-day runs it alone.
 
 package main
 
@@ -54,9 +53,10 @@ import (
 // violation. Timing decides nothing else: cut and answer latencies are
 // measured and printed beside issue 19's goal of 1 s, since this test runs
 // on loaded shared machines. The flowtable part of the day (the kernel's
-// flowtable devices equal the plan) needs a flowtable kernel: the VM lab.
+// flowtable devices equal the plan) needs a flowtable kernel: the VM lab's
+// t_routers_day (src/lab/scenarios/tests.sh).
 const (
-	dayHang        = 15 * time.Second // past this a check that should hold is a violation (a hang, or a change never seen)
+	dayHang        = 30 * time.Second // past this a check that should hold is a violation (a hang, or a change never seen); 7.7 s is the worst seen on a loaded 2-core machine
 	dayGoal        = time.Second      // issue 19's goal for cuts and answers: printed, not asserted
 	dayRSSBound    = 160 << 20        // bytes; twice the most measured here; issue 19 saw 780 MB under pipelined reloads
 	dayThreadBound = 64               // OS threads of the daemon (it reports no goroutine count)
@@ -983,30 +983,28 @@ func (d *day) check(n int, name string, took time.Duration, newCuts bool) dayRow
 	d.t.Logf("event %2d %-70.70s took %7v, settled %7v, cut latency %7s, %4d flows cut, answers max %7d B (%s), worst %v, RSS %3d MiB, %2d threads, %d violations",
 		n, name, took.Round(time.Millisecond), row.settle.Round(time.Millisecond), cl, ev.cuts, row.maxAnswer, row.maxAnswerM,
 		worst(row.answerLat).Round(time.Millisecond), row.rss>>20, row.threads, len(row.violations))
-	if len(row.violations) > 0 {
-		// The first few of each kind: a gap can leave thousands alike.
-		const show = 3
-		byKind := map[string][]string{}
-		var kinds []string
-		for _, v := range row.violations {
-			kind := v[:strings.Index(v, "]")+1]
-			if byKind[kind] == nil {
-				kinds = append(kinds, kind)
-			}
-			byKind[kind] = append(byKind[kind], v)
+	// Every violation is printed once, when it is new; one that lasts into
+	// later events is counted there by kind.
+	still := map[string]int{}
+	var kinds []string
+	fresh := 0
+	for _, v := range row.violations {
+		if !strings.HasSuffix(v, "(still)") {
+			d.t.Errorf("event %d (%s): %s", n, name, v)
+			fresh++
+			continue
 		}
-		for _, kind := range kinds {
-			vs := byKind[kind]
-			for _, v := range vs[:min(show, len(vs))] {
-				d.t.Errorf("event %d (%s): %s", n, name, v)
-			}
-			if len(vs) > show {
-				d.t.Errorf("event %d: ... and %d more %s", n, len(vs)-show, kind)
-			}
+		kind := v[:strings.Index(v, "]")+1]
+		if still[kind] == 0 {
+			kinds = append(kinds, kind)
 		}
-		if d.needs != "" {
-			d.t.Errorf("event %d needs %s", n, d.needs)
-		}
+		still[kind]++
+	}
+	for _, kind := range kinds {
+		d.t.Logf("event %d: %d %s violations of earlier events last", n, still[kind], kind)
+	}
+	if fresh > 0 && d.needs != "" {
+		d.t.Errorf("event %d needs %s", n, d.needs)
 	}
 	return row
 }

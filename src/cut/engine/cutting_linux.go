@@ -69,6 +69,11 @@ func (e *Engine) CutTuple(ctx context.Context, t cut.Tuple, reason, trigger stri
 func (e *Engine) cutFlows(ctx context.Context, flows []netstate.Flow, reason, trigger string, local bool, field string) ([]cut.Cut, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if strings.HasPrefix(trigger, "blocklist:") {
+		// Looked up with no lock held: a list that dropped the address
+		// since has had its release pass, so a cut made now would stay.
+		flows = e.stillListed(listedBatch{flows: flows, causes: make([]cause, len(flows))}, nil).flows
+	}
 	if !local && trigger != "" && !strings.HasPrefix(trigger, "blocklist:") {
 		e.readOwnAddrs() // a call: the addresses as they are now; lists use those of the last pass
 	}
@@ -94,6 +99,7 @@ func (e *Engine) cutFlows(ctx context.Context, flows []netstate.Flow, reason, tr
 	defer func() {
 		e.log.Debugf("cut: %d flows: sets %v, conntrack deletes %v", len(cuts), t1.Sub(t0), time.Since(t1))
 	}()
+	e.record(cuts)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -125,23 +131,37 @@ func (e *Engine) newCuts(cuts []cut.Cut, flows []netstate.Flow, why func(i int) 
 	return cuts
 }
 
-// finishCuts records cuts that are in the sets (or fell back) and deletes
-// their conntrack entries, then logs one line per trigger. The caller
-// holds e.mu.
-func (e *Engine) finishCuts(cuts []cut.Cut) error {
-	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
-	del := make([]netstate.Flow, len(cuts))
-	for i, c := range cuts {
-		del[i] = netstate.Flow{Original: c.Original, Reply: c.Reply}
+// record makes cuts known, in the same hold of e.mu as their insert: a
+// release (a list that dropped their address) then finds them. The
+// caller holds e.mu.
+func (e *Engine) record(cuts []cut.Cut) {
+	for _, c := range cuts {
 		if c.InFastpath {
 			e.cuts[c.Original.String()] = &record{Cut: c, keys: []string{c.Original.String(), c.Reply.String()}}
 		} else {
 			e.cuts[c.Original.String()] = &record{Cut: c} // reported for one expiry
 		}
+	}
+}
+
+// finishCuts deletes the conntrack entries of recorded cuts, then logs
+// one line per trigger; a cut released since its insert keeps its entry.
+// The caller holds e.mu.
+func (e *Engine) finishCuts(cuts []cut.Cut) error {
+	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
+	var kept []cut.Cut
+	var del []netstate.Flow
+	for _, c := range cuts {
+		if e.cuts[c.Original.String()] == nil {
+			continue // released since
+		}
+		kept = append(kept, c)
+		del = append(del, netstate.Flow{Original: c.Original, Reply: c.Reply})
 		if debug {
 			e.log.WithFields(map[string]any{"original": c.Original.String(), "reply": c.Reply.String(), "in_fastpath": c.InFastpath}).Debug("cut")
 		}
 	}
+	cuts = kept
 	var errs []error
 	for i, err := range e.ct.DeleteMany(del) {
 		c := cuts[i]

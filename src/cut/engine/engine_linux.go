@@ -61,10 +61,13 @@ type Engine struct {
 	// event: a late new event of one is not a new connection.
 	cutIDs map[uint32]struct{}
 	rt     *netlink.Conn       // rtnetlink, for the router's own addresses
+	lookup *netlink.Conn       // nftables, for exact element lookups (lookupTuples)
 	own    map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
 
 	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
 	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
+	beforeFinish func()            // tests: called by a block-list pass between its inserts and its conntrack deletes
+	beforeNewCut func()            // tests: called between a new connection's look at the lists and its cut
 }
 
 // record is what the kernel's elements do not say about a cut.
@@ -95,8 +98,15 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 		conn.CloseLasting()
 		return nil, fmt.Errorf("cut engine: open rtnetlink: %w", err)
 	}
+	lookup, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
+	if err != nil {
+		conn.CloseLasting()
+		rt.Close()
+		return nil, fmt.Errorf("cut engine: open nftables netlink: %w", err)
+	}
 	return &Engine{
 		rt:         rt,
+		lookup:     lookup,
 		cutIDs:     map[uint32]struct{}{},
 		ct:         ct,
 		nft:        conn,
@@ -267,6 +277,7 @@ func (e *Engine) Cleanup() error {
 		err = cerr
 	}
 	e.rt.Close()
+	e.lookup.Close()
 	return err
 }
 

@@ -3,7 +3,10 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/google/nftables"
 )
 
@@ -34,4 +37,31 @@ func ReAddAfterRelease(e *Engine) {
 			_ = e.nft.Flush() // a failed re-add shows as a release that worked
 		}
 	}
+}
+
+// CutTuples cuts ts as one call, each a connection of its own with no
+// conntrack entry: thousands of cuts in a few transactions.
+func CutTuples(e *Engine, ts []cut.Tuple, trigger string) error {
+	flows := make([]netstate.Flow, len(ts))
+	for i, t := range ts {
+		flows[i] = netstate.Flow{Proto: t.Proto, Original: t, Reply: t.Reverse()}
+	}
+	_, err := e.cutFlows(context.Background(), flows, trigger, trigger, true, "dst")
+	return err
+}
+
+// SetBeforeFinish makes block-list passes call f after their inserts,
+// before they take the lock again for the conntrack deletes.
+func SetBeforeFinish(e *Engine, f func()) {
+	e.mu.Lock()
+	e.beforeFinish = f
+	e.mu.Unlock()
+}
+
+// SetBeforeNewCut makes the cut of a new connection of a listed address
+// call f after the lists were looked at, before the lock is taken.
+func SetBeforeNewCut(e *Engine, f func()) {
+	e.mu.Lock()
+	e.beforeNewCut = f
+	e.mu.Unlock()
 }

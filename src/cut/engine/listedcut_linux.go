@@ -99,6 +99,7 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 			if e.inFast {
 				e.insertMore(&run, fresh)
 			}
+			e.record(fresh)
 			inserting += time.Since(t)
 			if e.afterInsert != nil {
 				e.afterInsert(len(fresh))
@@ -120,6 +121,9 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 	}
 	if len(cuts) == 0 {
 		return dumpErr
+	}
+	if e.beforeFinish != nil {
+		e.beforeFinish()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -58,9 +58,8 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 	// that fails goes tuple by tuple.
 	var present elementSet
 	if len(pending) > releaseBatch {
-		present = e.presentElements()
+		present = e.presentElements(pending)
 	}
-	var done []cut.Cut
 	for len(pending) > 0 {
 		// The cuts not yet released stay known, so that a later pass
 		// (a restarted watch resyncs) releases them.
@@ -88,29 +87,8 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 				continue // still known: the next pass over the lists tries again
 			}
 			delete(e.cuts, c.Original.String())
-			done = append(done, c)
 			if released {
 				n++
-			}
-		}
-	}
-	// A dump of sets that frames keep changing can miss elements: what a
-	// second look still shows of the released cuts goes alone.
-	var again elementSet
-	if present != nil {
-		again = e.presentElements()
-	}
-	if again != nil {
-		for _, c := range done {
-			seen, unseen := present.split(c)
-			var left []cut.Tuple
-			for _, t := range unseen {
-				if again[t.String()] {
-					left = append(left, t)
-				}
-			}
-			if r, failed := e.releaseEach(left, &firstErr, &unguarded); r && !failed && len(seen) == 0 {
-				n++ // not counted above
 			}
 		}
 	}
@@ -129,9 +107,8 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 // (ENOBUFS), and under load 64 still did now and then.
 const releaseBatch = 16
 
-// elementSet is the tuples the cut sets showed when read (a hint: a dump
-// can miss elements that change under it); nil when they could not be
-// read, and then every tuple counts as shown.
+// elementSet is the tuples of the cut sets when read (presentElements);
+// nil when they could not be read, and then every tuple counts as shown.
 type elementSet map[string]bool
 
 // releaseEach releases ts one by one; failed says one could not be.
@@ -186,8 +163,11 @@ func (s elementSet) split(c cut.Cut) (seen, unseen []cut.Tuple) {
 	return seen, unseen
 }
 
-// presentElements reads the tuples in the cut sets now. The caller holds e.mu.
-func (e *Engine) presentElements() elementSet {
+// presentElements reads which tuples of cuts are in the cut sets now: a
+// dump, and an exact lookup of each tuple the dump did not show (a dump
+// of sets that frames and expiries change under it skips elements). The
+// caller holds e.mu.
+func (e *Engine) presentElements(cuts []cut.Cut) elementSet {
 	s := elementSet{}
 	for _, set := range []*nftables.Set{e.set4, e.set6} {
 		els, err := e.nft.GetSetElements(set)
@@ -199,6 +179,18 @@ func (e *Engine) presentElements() elementSet {
 				s[t.String()] = true
 			}
 		}
+	}
+	var unseen []cut.Tuple
+	for _, c := range cuts {
+		_, ts := s.split(c)
+		unseen = append(unseen, ts...)
+	}
+	found, err := e.lookupTuples(unseen)
+	if err != nil {
+		return nil
+	}
+	for t := range found {
+		s[t] = true
 	}
 	return s
 }

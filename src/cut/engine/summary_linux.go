@@ -67,6 +67,7 @@ func (e *Engine) Summary() cut.Summary {
 		}
 	}
 	seen := map[string]bool{}
+	var unseen []string
 	for key, r := range e.cuts {
 		c := r.Cut
 		if !c.InFastpath {
@@ -93,13 +94,14 @@ func (e *Engine) Summary() cut.Summary {
 			}
 		}
 		if !alive {
-			delete(e.cuts, key) // expired in the kernel
+			unseen = append(unseen, key) // expired, or skipped by the dump
 			continue
 		}
 		c.Frames = touches / 2
 		c.ExpiresIn = secondsDuration(c.Expires)
 		s.Cuts = append(s.Cuts, c)
 	}
+	s.Cuts = append(s.Cuts, e.confirmUnseen(unseen)...)
 	// Elements nobody here put in: added by hand or before a restart.
 	for k, el := range elems {
 		if seen[k] {
@@ -119,6 +121,48 @@ func (e *Engine) Summary() cut.Summary {
 		}
 	}
 	return s
+}
+
+// confirmUnseen looks up the elements of the cuts (by key) the dump did
+// not show: a cut whose elements are gone has expired and is forgotten;
+// one the dump skipped is reported (its counters unread). The caller
+// holds e.mu.
+func (e *Engine) confirmUnseen(keys []string) (live []cut.Cut) {
+	if len(keys) == 0 {
+		return nil
+	}
+	if !e.inFast || e.table == nil {
+		for _, k := range keys {
+			delete(e.cuts, k) // the sets are gone
+		}
+		return nil
+	}
+	var ts []cut.Tuple
+	for _, k := range keys {
+		c := e.cuts[k].Cut
+		ts = append(ts, c.Original, c.Reply)
+	}
+	found, err := e.lookupTuples(ts)
+	now := e.nowFn()
+	for t := range found {
+		if e.isReleased(t, now) {
+			delete(found, t) // re-added by a frame in flight: it drops nothing
+		}
+	}
+	for _, k := range keys {
+		c := e.cuts[k].Cut
+		c.Expires, c.Frames, c.Bytes = 0, 0, 0
+		o, inO := found[c.Original.String()]
+		r, inR := found[c.Reply.String()]
+		if err == nil && !inO && !inR {
+			delete(e.cuts, k) // expired in the kernel
+			continue
+		}
+		c.Expires = max(o, r)
+		c.ExpiresIn = secondsDuration(c.Expires)
+		live = append(live, c)
+	}
+	return live
 }
 
 func isNoEnt(err error) bool { return errors.Is(err, unix.ENOENT) }

@@ -458,6 +458,9 @@ func (e *Engine) cutNewFlow(ctx context.Context, f netstate.Flow) {
 	if !ok || e.wasCut(f.ID) {
 		return
 	}
+	if e.beforeNewCut != nil {
+		e.beforeNewCut()
+	}
 	if _, err := e.cutFlows(ctx, []netstate.Flow{f}, hit.reason(" (new connection)"), hit.trigger, false, "address"); err != nil && !isRefused(err) {
 		e.log.WithError(err).Warn("cut: new connection of a listed address")
 	}

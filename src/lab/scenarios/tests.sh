@@ -571,6 +571,57 @@ t_kill9() {
 		[ "$(tables_named fastpath)" = 0 ]
 }
 
+# The router's day, the part that needs a flowtable (issue 19; the netns
+# day in src/cmd/fastpath covers lists, cuts and answers): one daemon
+# through a reload, mode switches, a port that goes and comes back, a fw4
+# reload, a foreign delete of its table, a restart with its tables in place. After
+# each event the kernel's flowtable devices must come to equal what
+# `fastpath print` plans, with one table inet fastpath: within 60 s, a
+# bound for a hang on a loaded host's TCG, not a latency (logged).
+plan_devices() { "$FASTPATH" print --json 2>/dev/null | jq -r 'if .flowtable.enabled then .flowtable.devices | sort | join(", ") else "none" end'; }
+kernel_devices() {
+	nft list flowtable inet fastpath ft >/dev/null 2>&1 || { echo none; return; }
+	ft_devices | tr -d ' ' | tr ',' '\n' | grep . | sort | paste -sd, - | sed 's/,/, /g'
+}
+day_event() { # N NAME: after the event, wait up to 60 s for the kernel to match the plan
+	local n=$1 name=$2 want got tables t0 ms
+	t0=$(date +%s%N)
+	want=$(plan_devices)
+	while :; do
+		got=$(kernel_devices); tables=$(tables_named 'inet fastpath$')
+		[ "$want" = "$got" ] && { [ "$want" = none ] || [ "$tables" = 1 ]; } && break
+		if [ $(( $(date +%s%N) - t0 )) -gt 60000000000 ]; then want=$(plan_devices); break; fi
+		sleep 0.2
+	done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	log "day event $n ($name): plan '$want', kernel '$got', $tables table(s) inet fastpath, after $ms ms"
+	check "fastpath/routers-day-$n" "after $name: kernel flowtable devices '$got', plan '$want', $tables table(s) inet fastpath (want equal, one table, daemon running)" \
+		eval "[ '$want' = '$got' ] && { [ '$want' = none ] || [ '$tables' = 1 ]; } && kill -0 $FASTPATH_PID"
+}
+t_routers_day() {
+	local h0 h1 began=$SECONDS
+	topo_forward; topo_fw4; cut_tools_present > /tmp/day-tools.txt || { fail fastpath/routers-day "$(cat /tmp/day-tools.txt)"; return; }
+	cut_broker_start > /tmp/day-broker.txt || { fail fastpath/routers-day "$(cat /tmp/day-broker.txt)"; return; }
+	started_or_fail fastpath/routers-day || { cut_broker_stop; return; }
+	day_event 1 "start"
+	"$FASTPATH" reload > /dev/null; day_event 2 "ubus reload (LuCI's Save & Apply)"
+	"$FASTPATH" set off > /dev/null; day_event 3 "set off"
+	"$FASTPATH" set software > /dev/null; day_event 4 "set software"
+	ip link set lan0 down; ip link del lan0; day_event 5 "ifdown lan0, and the port goes (hotplug remove)"
+	veth_pair lan0 client 10.0.1.2/24 10.0.1.1 fd00:1::2/64 fd00:1::1
+	ip addr add 10.0.1.1/24 dev lan0; day_event 6 "the port comes back, ifup lan0 (hotplug add)"
+	fw4_reload; day_event 7 "fw4 reload"
+	nft delete table inet fastpath; day_event 8 "foreign delete of table inet fastpath"
+	h0=$(ft_handle)
+	fastpath_stop
+	started_or_fail fastpath/routers-day-restart || { cut_broker_stop; return; }
+	day_event 9 "daemon restart with its tables in place"
+	h1=$(ft_handle)
+	check fastpath/routers-day-restart-keeps-flowtable "flowtable handle $h0 -> $h1 across the restart (want unchanged)" eval "[ -n '$h0' ] && [ '$h0' = '$h1' ]"
+	log "router's day: 9 events in $((SECONDS - began)) s"
+	fastpath_stop; cut_broker_stop
+}
+
 # The packages' integration tests, built on the host as
 # dist/vmtests/<path with - for />.test from src/<path>; LAB_VMTESTS lists
 # the paths (e.g. "nft cut/engine"). Each runs in its package directory, as
@@ -631,6 +682,7 @@ else
 	run t_ipip_612
 	run t_ipip_policy_route
 	run t_kill9
+	run t_routers_day
 	run t_cut_udp_flood
 	run t_cut_forward
 	run t_cut_ipv6
