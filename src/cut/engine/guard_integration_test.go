@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
@@ -27,7 +26,7 @@ func (r *rig) localFlow(t *testing.T, port string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if !waitFor(5*time.Second, func() bool { c.Write([]byte("x")); return r.flowsTo(t, labnet.RouterLANV4) >= 1 }) {
+	if !waitFor(hang, func() bool { c.Write([]byte("x")); return r.flowsTo(t, labnet.RouterLANV4) >= 1 }) {
 		t.Fatal("the router tracks no flow to itself")
 	}
 }
@@ -111,7 +110,7 @@ func TestIntegrationBlocklistGuards(t *testing.T) {
 	if err := r.lab.Nft(r.lab.Router, reload); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { return r.cutsTo(labnet.ServerV4) == 3 }) {
+	if !waitFor(hang, func() bool { return r.cutsTo(labnet.ServerV4) == 3 }) {
 		t.Fatalf("%d of the client's 3 forwarded flows cut", r.cutsTo(labnet.ServerV4))
 	}
 	if n := r.flowsTo(t, labnet.RouterLANV4); n != 1 || r.cutsTo(labnet.RouterLANV4) != 0 {

@@ -211,6 +211,10 @@ func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery 
 	return f
 }
 
+// hang bounds a wait for what must happen: long enough that only a hang
+// exceeds it on a loaded machine, and no cost when it happens at once.
+const hang = 30 * time.Second
+
 // waitFor polls cond every 5 ms until it holds or the timeout passes.
 func waitFor(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)

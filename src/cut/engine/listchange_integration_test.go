@@ -75,7 +75,7 @@ func TestIntegrationIntervalAddedAtRunTime(t *testing.T) {
 	if _, err := r.lab.Exec(r.lab.Router, "nft", "add", "element", "inet", "banIP", "hagezi.v4", "{ 10.90.2.0/24 }"); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { return r.flowsTo(t, labnet.ServerV4) == 0 }) {
+	if !waitFor(hang, func() bool { return r.flowsTo(t, labnet.ServerV4) == 0 }) {
 		t.Fatalf("%d of 5 flows into the added 10.90.2.0/24 still tracked", r.flowsTo(t, labnet.ServerV4))
 	}
 	s := r.eng.Summary()
@@ -120,20 +120,20 @@ func TestIntegrationListDeletionsRelease(t *testing.T) {
 		if _, err := r.lab.Exec(r.lab.Router, "nft", "add", "element", "inet", "banIP", "hagezi.v4", "{ "+labnet.ServerV4+" }"); err != nil {
 			t.Fatal(err)
 		}
-		if !waitFor(5*time.Second, func() bool { return r.cutsTo(labnet.ServerV4) == 3 }) {
+		if !waitFor(hang, func() bool { return r.cutsTo(labnet.ServerV4) == 3 }) {
 			t.Fatalf("%s: %d of 3 flows to the listed server cut", how, r.cutsTo(labnet.ServerV4))
 		}
 	}
 	released := func(how string) {
 		t.Helper()
-		if !waitFor(5*time.Second, func() bool { return r.cutsTo(labnet.ServerV4) == 0 }) {
+		if !waitFor(hang, func() bool { return r.cutsTo(labnet.ServerV4) == 0 }) {
 			t.Fatalf("after %s: %d cuts of the server still active: %+v", how, r.cutsTo(labnet.ServerV4), r.eng.Summary().Cuts)
 		}
 		// The flows pass again: conntrack tracks them anew, nothing cuts them.
 		for _, c := range conns {
 			c.Write([]byte("again"))
 		}
-		if !waitFor(5*time.Second, func() bool { return r.flowsTo(t, labnet.ServerV4) == 3 }) {
+		if !waitFor(hang, func() bool { return r.flowsTo(t, labnet.ServerV4) == 3 }) {
 			t.Fatalf("after %s: %d of 3 released flows tracked again", how, r.flowsTo(t, labnet.ServerV4))
 		}
 		if n := r.cutsTo(labnet.ServerV4); n != 0 {
@@ -174,7 +174,7 @@ func TestIntegrationListDeletionsRelease(t *testing.T) {
 	if _, err := r.lab.Exec(r.lab.Router, "nft", "add", "element", "inet", "banIP", "hagezi.v4", "{ 203.0.113.1 }"); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { return r.entries(t) == 3 }) {
+	if !waitFor(hang, func() bool { return r.entries(t) == 3 }) {
 		t.Fatalf("entries %d, want 3", r.entries(t))
 	}
 	if n := r.cutsTo(labnet.ServerV4); n != 3 {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 )
@@ -70,7 +69,7 @@ func TestIntegrationListFileSafety(t *testing.T) {
 	if err := os.Rename(tmp, fifo); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool {
+	if !waitFor(hang, func() bool {
 		for _, bl := range r.eng.Summary().Blocklists {
 			if bl.Name == "fifo" {
 				return bl.Entries == 1 && len(bl.Errors) == 0

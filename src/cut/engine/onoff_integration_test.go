@@ -26,7 +26,7 @@ func TestIntegrationCutOnOff(t *testing.T) {
 		r := newRig(t, prefix, cfg)
 		r.addStackCounters(t)
 		f := r.startFlow(t, labnet.ClientV4+":40050", labnet.ServerV4+":9050", time.Millisecond, 10000)
-		if !waitFor(2*time.Second, func() bool { return f.toClient.Load() > 100 }) {
+		if !waitFor(hang, func() bool { return f.toClient.Load() > 100 }) {
 			t.Fatalf("no flood before the cut")
 		}
 		if _, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "on/off", "test", cut.CutOptions{}); err != nil {
@@ -99,7 +99,7 @@ func TestIntegrationCutTCP(t *testing.T) {
 			}
 		}
 	}()
-	if !waitFor(2*time.Second, func() bool { return echoed.Load() > 1000 }) {
+	if !waitFor(hang, func() bool { return echoed.Load() > 1000 }) {
 		t.Fatal("no echo before the cut")
 	}
 	cuts, err := r.eng.CutAddress(context.Background(), netip.MustParsePrefix(labnet.ServerV4+"/32"), "tcp", "test", cut.CutOptions{})

@@ -59,7 +59,7 @@ func TestIntegrationListDropsAddressDuringItsPass(t *testing.T) {
 	}
 	// Whatever the order, the address is no longer listed: nothing of it
 	// may stay in the cut sets, and its flows forward again.
-	if !waitFor(5*time.Second, func() bool {
+	if !waitFor(hang, func() bool {
 		return len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)) == 0 && r.cutsTo(labnet.ServerV4) == 0
 	}) {
 		t.Fatalf("after the list dropped the server during the pass that cut it: %d elements of it in %s, %d cuts known", len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)), cut.SetName4, r.cutsTo(labnet.ServerV4))
@@ -67,7 +67,7 @@ func TestIntegrationListDropsAddressDuringItsPass(t *testing.T) {
 	for _, c := range conns {
 		c.Write([]byte("again"))
 	}
-	if !waitFor(5*time.Second, func() bool { return r.flowsTo(t, labnet.ServerV4) == 3 }) {
+	if !waitFor(hang, func() bool { return r.flowsTo(t, labnet.ServerV4) == 3 }) {
 		t.Fatalf("%d of 3 flows of the released server tracked again", r.flowsTo(t, labnet.ServerV4))
 	}
 }

@@ -34,7 +34,7 @@ func (r *rig) watch(t *testing.T, cfg cut.Config) {
 			t.Errorf("WatchBlocklists: %v", err)
 		}
 	})
-	if !waitFor(3*time.Second, func() bool { return len(r.eng.Summary().Blocklists) == len(cfg.Blocklists) }) {
+	if !waitFor(hang, func() bool { return len(r.eng.Summary().Blocklists) == len(cfg.Blocklists) }) {
 		t.Fatalf("block lists not read: %+v", r.eng.Summary().Blocklists)
 	}
 }
@@ -70,7 +70,7 @@ func (r *rig) udpFlows(t *testing.T, n, firstPort, serverPort int) []*net.UDPCon
 	}
 	// Frames queued behind unresolved neighbours are dropped beyond a few:
 	// send until the router tracks every flow (a resend changes nothing).
-	if !waitFor(5*time.Second, func() bool {
+	if !waitFor(hang, func() bool {
 		for _, c := range conns {
 			c.Write([]byte("x"))
 		}
@@ -112,7 +112,7 @@ func TestIntegrationWatchFile(t *testing.T) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(2*time.Second, func() bool { return r.flowsTo(t, labnet.ServerV4) == 0 }) {
+	if !waitFor(hang, func() bool { return r.flowsTo(t, labnet.ServerV4) == 0 }) {
 		t.Fatalf("%d flows to the listed server still tracked", r.flowsTo(t, labnet.ServerV4))
 	}
 	s := r.eng.Summary()
@@ -221,7 +221,7 @@ func TestIntegrationWatchNftSet(t *testing.T) {
 	}
 	defer c.Close()
 	c.Write([]byte("new"))
-	if !waitFor(time.Second, func() bool {
+	if !waitFor(hang, func() bool {
 		for _, x := range r.eng.Summary().Cuts {
 			if x.Original.SrcPort == 43000 && x.Trigger == "blocklist:banip" {
 				return true
