@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day test-xdp-kernels bench-xdp-virtio lab bench bench-scale fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day test-xdp-kernels bench-xdp-virtio lab bench bench-scale bench-scale-mips fuzz clean
 
 all: build
 
@@ -109,6 +109,12 @@ bench: deps build lab-tools
 bench-scale:
 	go test -count=1 -run '^$$' -bench 'IntegrationScale|IntegrationDumpCost' -benchtime 20x ./src/daemon/ ./src/conntrack/
 	go test -count=1 -run '^$$' -bench 'IntegrationBanIPLoad' -benchtime 1x -timeout 20m -v ./src/daemon/
+	$(MAKE) bench-scale-mips
+
+# The block-list matcher's benchmarks natively and as mips_24kc under
+# qemu-user, the MIPS cost as a ratio of CPU time per operation.
+bench-scale-mips:
+	src/build/bench-mips.sh
 
 fuzz:
 	src/build/fuzz.sh
