@@ -30,6 +30,9 @@ type Reconciler struct {
 	cut  *engine.Engine
 	mu   sync.Mutex
 	last result
+	// counts are conntrack's counts for status, the offloaded ones kept a
+	// while in a big table.
+	counts *offloadCounts
 	// refused is the kernel's last refusal of a flowtable, kept while the
 	// kernel looks as it did then.
 	refused kernelRefusal
@@ -56,6 +59,7 @@ func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
 	if r.cut, err = engine.NewEngine(r.ct, log.WithField("part", "cut")); err != nil {
 		return nil, fmt.Errorf("cut: %w", err)
 	}
+	r.counts = newOffloadCounts(r.ct)
 	return r, nil
 }
 

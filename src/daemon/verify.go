@@ -30,12 +30,13 @@ func (r *Reconciler) statusUncounted(ctx context.Context) status.Status {
 
 // countFlows adds conntrack's counts. It runs outside the reconcile lock:
 // the offloaded counts need a conntrack dump (of the offloaded entries),
-// and neither a pass nor another status call should wait on it. Without
+// and neither a pass nor another status call should wait on it (nor, in
+// a big table, the caller: see countDuty). Without
 // any flowtable in the namespace nothing is offloaded, and the kernel's
 // counter is the whole answer.
 func (r *Reconciler) countFlows(st *status.Status) {
 	if has, err := r.nft.AnyFlowtable(); err == nil && !has {
-		n, err := r.ct.Total()
+		n, err := r.counts.Total()
 		if err != nil {
 			st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
 			return
@@ -43,7 +44,7 @@ func (r *Reconciler) countFlows(st *status.Status) {
 		st.Flows = status.FlowCounts{Total: n}
 		return
 	}
-	counts, err := r.ct.Counts()
+	counts, err := r.counts.Counts()
 	if err != nil {
 		st.Errors = append(st.Errors, "counting conntrack flows: "+err.Error())
 		return

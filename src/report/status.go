@@ -23,7 +23,11 @@ func StatusText(st status.Status) string {
 	} else {
 		fmt.Fprintf(&b, "flowtable   none in the kernel (planned devices %s)\n", list(st.Flowtable.Devices))
 	}
-	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)\n", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
+	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
+	if st.Flows.OffloadedAge >= 1 {
+		fmt.Fprintf(&b, ", offloaded counted %.0f s ago", st.Flows.OffloadedAge)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "kernel      %s: flowtable %s, netdev tables %s, IPIP rx acceleration %s\n", orDash(st.Kernel.Release),
 		yesNo(st.Kernel.Flowtable, "yes", "no"), yesNo(st.Kernel.NetdevTable, "yes", "no"), yesNo(st.Kernel.IPIPRxAccel, "yes", "no"))
 	for _, m := range st.Kernel.Missing {

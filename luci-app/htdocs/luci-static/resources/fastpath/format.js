@@ -62,7 +62,7 @@ var STATUS = {
 			counter: B, hook: S, priority: N, forward_rule: B, handle: N, chain_present: B
 		}
 	},
-	flows: { total: N, offloaded: N, hw_offloaded: N },
+	flows: { total: N, offloaded: N, hw_offloaded: N, offloaded_age_s: N },
 	kernel: KERNEL,
 	tunnels: [ { 'interface': S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
 	cut: SUMMARY,
@@ -228,8 +228,11 @@ function flowCountsSentence(counts) {
 	if (offloaded == 0)
 		return _('None of the %d tracked flows is offloaded.').format(total);
 
-	return _('%d of %d tracked flows are offloaded: %d in software, %d in hardware.')
+	var s = _('%d of %d tracked flows are offloaded: %d in software, %d in hardware.')
 		.format(offloaded, total, software, hardware);
+	/* A big table's offloaded entries are counted only now and then. */
+	var age = num(counts && counts.offloaded_age_s);
+	return (age >= 1) ? s + ' ' + _('(offloaded flows counted %d s ago)').format(Math.round(age)) : s;
 }
 
 function flagsOfKernel(k) {
