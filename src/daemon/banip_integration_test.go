@@ -156,6 +156,7 @@ func BenchmarkIntegrationBanIPLoad(b *testing.B) {
 		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
 			b.Fatalf("reset VmHWM: %v", err)
 		}
+		lost0 := strings.Count(logs.String(), "notifications were lost")
 		toggleProfile()
 		cpu0 := cpuTime(b, pid)
 		t0 := time.Now()
@@ -166,20 +167,32 @@ func BenchmarkIntegrationBanIPLoad(b *testing.B) {
 		end := time.Now()
 		fmt.Fprintf(&logs, "--- %s: nft -f returned\n", name)
 		var last time.Time
+		cutAll := true
 		for deadline := end.Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			var missing int
 			if last, missing = gone.last(listed); missing == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				b.Fatalf("%s: %d of %d listed entries still not cut 60 s after the load's end\n%s", name, missing, len(listed), logs.String())
+				// Reported, and the rest still measured.
+				b.Errorf("%s: %d of %d listed entries still not cut 60 s after the load's end", name, missing, len(listed))
+				cutAll, last = false, time.Time{}
+				break
 			}
 		}
 		cpuIdle, idleAt := waitIdle(b, pid)
 		toggleProfile()
 		cpu := cpuIdle - cpu0
 		hwm := hwm(b, pid)
-		checkCut(b, ct, nsFd, listed, n, name)
+		// The kernel drops notifications the daemon's socket cannot
+		// hold; the daemon then reads every watched set again.
+		lost := "no"
+		if strings.Count(logs.String(), "notifications were lost") > lost0 {
+			lost = "yes (the sets were read again)"
+		}
+		if cutAll {
+			checkCut(b, ct, nsFd, listed, n, name)
+		}
 		under, rss60 := time.Duration(-1), 0.0
 		var trace []string
 		for t := time.Now(); ; time.Sleep(time.Second) {
@@ -198,10 +211,16 @@ func BenchmarkIntegrationBanIPLoad(b *testing.B) {
 		if under >= 0 {
 			underText = under.Round(time.Second).String() + " after idle"
 		}
-		b.Logf("%s: nft -f %v; %d listed entries cut %v after it returned; daemon CPU %v (idle %v after nft returned); VmHWM %.1f MB; VmRSS %.1f MB 60 s after idle, under 24 MB: %s",
-			name, end.Sub(t0).Round(time.Millisecond), len(listed), last.Sub(end).Round(time.Millisecond), cpu, idleAt.Sub(end).Round(time.Millisecond), hwm, rss60, underText)
+		cutText := last.Sub(end).Round(time.Millisecond).String()
+		if !cutAll {
+			cutText = "not all within 60 s"
+		}
+		b.Logf("%s: nft -f %v; %d listed entries cut %s after it returned; daemon CPU %v (idle %v after nft returned); VmHWM %.1f MB; VmRSS %.1f MB 60 s after idle, under 24 MB: %s; notifications lost: %s",
+			name, end.Sub(t0).Round(time.Millisecond), len(listed), cutText, cpu, idleAt.Sub(end).Round(time.Millisecond), hwm, rss60, underText, lost)
 		b.ReportMetric(float64(cpu)/float64(time.Millisecond), name+"-cpu-ms")
-		b.ReportMetric(float64(last.Sub(end))/float64(time.Millisecond), name+"-cut-ms")
+		if cutAll {
+			b.ReportMetric(float64(last.Sub(end))/float64(time.Millisecond), name+"-cut-ms")
+		}
 		b.ReportMetric(hwm, name+"-VmHWM-MB")
 		b.ReportMetric(rss60, name+"-VmRSS-60s-MB")
 		b.ReportMetric(float64(end.Sub(t0))/float64(time.Millisecond), name+"-nft-ms")
