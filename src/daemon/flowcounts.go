@@ -16,9 +16,8 @@ import (
 // the last one took (at most 1/countDuty of the time goes to counting,
 // however big the table and slow the machine), in the background while
 // answers give the kept one with its age. A count that costs at most
-// syncCountCost is made while the caller waits, and one older than
-// maxCountAge (nobody asked for a minute) is given only while a new one
-// runs.
+// syncCountCost is made while the caller waits, and so is one for the
+// first call after maxCountAge without any (nobody looked for a minute).
 const (
 	countDuty     = 100
 	syncCountCost = 5 * time.Millisecond
@@ -42,6 +41,7 @@ type offloadCounts struct {
 	at      time.Time         // when it began; zero: none yet
 	cost    time.Duration     // what it took
 	running bool              // a count runs in the background
+	asked   time.Time         // the last call
 }
 
 func newOffloadCounts(ct tableCounter) *offloadCounts {
@@ -56,11 +56,14 @@ func (c *offloadCounts) Total() (int, error) { return c.ct.Total() }
 func (c *offloadCounts) Counts() (status.FlowCounts, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	age := c.now().Sub(c.at)
+	now := c.now()
+	age := now.Sub(c.at)
 	due := age >= c.cost*countDuty
+	idle := now.Sub(c.asked) >= maxCountAge
+	c.asked = now
 	switch {
 	case c.running: // its count comes soon
-	case c.at.IsZero() || age >= maxCountAge || due && c.cost <= syncCountCost:
+	case c.at.IsZero() || idle && age >= maxCountAge || due && c.cost <= syncCountCost:
 		return c.countLocked()
 	case due:
 		c.running = true

@@ -123,3 +123,39 @@ func TestCostlyCountsAreKept(t *testing.T) {
 		t.Fatalf("a call two minutes on: %+v after %d counts, want a count made now", n, f.counts)
 	}
 }
+
+// TestSlowCountsNeverBlockPolls: where a count takes 1 s (a router), one
+// is made every 100 s of polls every 5 s, always in the background: no
+// poll waits for one, however old the kept count grows.
+func TestSlowCountsNeverBlockPolls(t *testing.T) {
+	f, c := newFake(time.Second)
+	get(t, c)
+	<-f.counted
+	for i := 1; i <= 40; i++ { // 200 s of polls
+		f.advance(5 * time.Second)
+		before := f.counts
+		n := get(t, c)
+		if f.counts != before {
+			t.Fatalf("poll %d (count %.0f s old) waited for a count", i, n.OffloadedAge)
+		}
+		if n.OffloadedAge > 105 {
+			t.Fatalf("poll %d: the count is %.0f s old, want at most 100 s and a poll", i, n.OffloadedAge)
+		}
+		if c.busy() {
+			<-f.counted
+			for c.busy() {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	if f.counts != 3 {
+		t.Fatalf("%d counts over 200 s of polls, want 3 (the first, then one every 100 s)", f.counts)
+	}
+}
+
+// busy reports whether a count runs in the background.
+func (c *offloadCounts) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running
+}

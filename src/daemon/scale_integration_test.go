@@ -123,12 +123,6 @@ func (a allOffloaded) Counts() (status.FlowCounts, error) {
 
 func (a allOffloaded) counted() int64 { return dumps.Load() }
 
-func (c *offloadCounts) busy() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.running
-}
-
 // TestIntegrationCostFollowsTheAnswer: what status and a one-flow query
 // allocate does not grow with the table (bytes are counted, not time).
 // Decoding each of 3,000 entries, as a full dump does, allocates
