@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day test-xdp-kernels bench-xdp-virtio lab bench bench-scale fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day test-xdp-kernels bench-xdp-virtio lab bench bench-scale bench-scale-mips fuzz clean
 
 all: build
 
@@ -102,9 +102,21 @@ bench: deps build lab-tools
 # flowtables needed): a conntrack table of 65,536 entries
 # (FASTPATH_SCALE_ENTRIES), then status and flows per call in process
 # (ns/op, B/op) and through the daemon binary over the test broker (its
-# CPU per call, VmRSS, VmHWM). Benchmarks, not tests: not in make test.
+# CPU per call, VmRSS, VmHWM); then banIP's 13 sets of 138,155 elements
+# loaded and reloaded beside that table (the daemon's CPU, peak and
+# settled RSS, how long until the listed connections are cut; about three
+# minutes; FASTPATH_PROFILE=DIR writes its profiles); then the block-list
+# matcher natively and under qemu-user as mips_24kc.
+# Benchmarks, not tests: not in make test.
 bench-scale:
 	go test -count=1 -run '^$$' -bench 'IntegrationScale|IntegrationDumpCost' -benchtime 20x ./src/daemon/ ./src/conntrack/
+	go test -count=1 -run '^$$' -bench 'IntegrationBanIPLoad' -benchtime 1x -timeout 20m -v ./src/daemon/
+	$(MAKE) bench-scale-mips
+
+# The block-list matcher's benchmarks natively and as mips_24kc under
+# qemu-user, the MIPS cost as a ratio of CPU time per operation.
+bench-scale-mips:
+	src/build/bench-mips.sh
 
 fuzz:
 	src/build/fuzz.sh

@@ -33,6 +33,7 @@ test('mode sentence: every requested/effective pair reads as a sentence', () => 
 test('flow counts: software is offloaded minus hardware', () => {
 	assert.equal(fmt.flowCountsSentence(fixture('status.json').flows), '12 of 40 tracked flows are offloaded: 12 in software, 0 in hardware.');
 	assert.equal(fmt.flowCountsSentence({ total: 9, offloaded: 5, hw_offloaded: 3 }), '5 of 9 tracked flows are offloaded: 2 in software, 3 in hardware.');
+	assert.equal(fmt.flowCountsSentence({ total: 9, offloaded: 5, hw_offloaded: 3, offloaded_age_s: 12.4 }), '5 of 9 tracked flows are offloaded: 2 in software, 3 in hardware. (offloaded flows counted 12 s ago)');
 	assert.equal(fmt.flowCountsSentence({ total: 3, offloaded: 0 }), 'None of the 3 tracked flows is offloaded.');
 	assert.equal(fmt.flowCountsSentence(null), 'No flows are tracked right now.');
 });
@@ -242,7 +243,7 @@ test('shaping turns nulls, missing fields and wrong types into Go zero values', 
 	assert.deepEqual(z.tunnels, []);
 	const odd = fmt.shapeStatus({ mode: { requested: 7, effective: null }, flows: { total: '12', offloaded: NaN }, tunnels: 'x', cut: { devices: ['eth0', null, {}] } });
 	assert.deepEqual(odd.mode, { requested: '7', effective: '', reason: '' });
-	assert.deepEqual(odd.flows, { total: 0, offloaded: 0, hw_offloaded: 0 });
+	assert.deepEqual(odd.flows, { total: 0, offloaded: 0, hw_offloaded: 0, offloaded_age_s: 0 });
 	assert.deepEqual(odd.tunnels, []);
 	assert.deepEqual(odd.cut.devices, ['eth0', '', '']);
 	assert.ok(fmt.cutSummarySentence(Object.assign(odd.cut, { enabled: true, in_fastpath: true })).includes(' on eth0, before'), 'empty device names are left out');

@@ -35,6 +35,9 @@ type Reconciler struct {
 	cut    *engine.Engine
 	mu     sync.Mutex
 	last   result
+	// counts are conntrack's counts for status, the offloaded ones kept a
+	// while in a big table.
+	counts *offloadCounts
 	// refused is the kernel's last refusal of a flowtable, kept while the
 	// kernel looks as it did then.
 	refused kernelRefusal
@@ -65,7 +68,8 @@ func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
 	if r.cut, err = engine.NewEngine(r.ct, log.WithField("part", "cut")); err != nil {
 		return nil, fmt.Errorf("cut: %w", err)
 	}
-	r.kernel = kernel{flowtable: r.nft, cut: r.cut, flows: r.ct}
+	r.counts = newOffloadCounts(r.ct)
+	r.kernel = kernel{flowtable: r.nft, cut: r.cut, flows: r.counts}
 	return r, nil
 }
 

@@ -33,7 +33,8 @@ func (r *Reconciler) statusUncounted(ctx context.Context) status.Status {
 
 // countFlows adds conntrack's counts. It runs outside the reconcile lock:
 // the offloaded counts need a conntrack dump (of the offloaded entries),
-// and neither a pass nor another status call should wait on it. Without
+// and neither a pass nor another status call should wait on it (nor, in
+// a big table, the caller: see countDuty). Without
 // any flowtable in the namespace nothing is offloaded, and the kernel's
 // counter is the whole answer. The offload engine's own tables are read
 // beside them, at the same moment.

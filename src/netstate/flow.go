@@ -32,4 +32,8 @@ type FlowCounts struct {
 	Total       int `json:"total"`
 	Offloaded   int `json:"offloaded"`    // IPS_OFFLOAD (bit 14), software or hardware
 	HWOffloaded int `json:"hw_offloaded"` // IPS_HW_OFFLOAD (bit 15)
+	// OffloadedAge is how many seconds ago the offloaded entries were
+	// counted (the total is always read now): counting them makes the
+	// kernel encode each, so a big table is counted only now and then.
+	OffloadedAge float64 `json:"offloaded_age_s"`
 }

@@ -23,7 +23,11 @@ func StatusText(st status.Status) string {
 	} else {
 		fmt.Fprintf(&b, "flowtable   none in the kernel (planned devices %s)\n", list(st.Flowtable.Devices))
 	}
-	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)\n", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
+	fmt.Fprintf(&b, "flows       %d tracked, %d offloaded (%d in hardware)", st.Flows.Total, st.Flows.Offloaded, st.Flows.HWOffloaded)
+	if st.Flows.OffloadedAge >= 1 {
+		fmt.Fprintf(&b, ", offloaded counted %.0f s ago", st.Flows.OffloadedAge)
+	}
+	b.WriteString("\n")
 	if st.HWFlows.Reason != "" {
 		fmt.Fprintf(&b, "hardware    %s\n", st.HWFlows.Reason)
 	}

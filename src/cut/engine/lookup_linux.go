@@ -12,9 +12,8 @@ import (
 )
 
 const (
-	nftMsgGetSetElem = 13 // NFT_MSG_GETSETELEM
-	attrElemExpire   = 5  // NFTA_SET_ELEM_EXPIRATION, milliseconds
-	lookupChunk      = 64 // requests per write: their answers fit the receive buffer
+	attrElemExpire = 5  // NFTA_SET_ELEM_EXPIRATION, milliseconds
+	lookupChunk    = 64 // requests per write: their answers fit the receive buffer
 )
 
 // lookupTuples asks the kernel which of ts have an element in the cut

@@ -113,6 +113,7 @@ func BenchmarkMatchPass(b *testing.B) {
 	ft := &flowTable{}
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	hits := 0
 	for i := 0; i < b.N; i++ {
 		hits = 0
@@ -135,6 +136,7 @@ func BenchmarkMatchOnly(b *testing.B) {
 	flows := benchFlows()
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		for _, f := range flows {
 			flowListed(ix, addrsOf(f), nil)
@@ -158,6 +160,7 @@ func BenchmarkAddElement(b *testing.B) {
 	passes := 0
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		a := netip.AddrFrom4([4]byte{byte(1 + rng.Intn(222)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))})
 		l.queue([]rawElem{{Key: a.AsSlice()}}, true)
@@ -186,6 +189,7 @@ func BenchmarkAddBurst(b *testing.B) {
 	rng := rand.New(rand.NewSource(8))
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		for k := 0; k < 1000; k++ {
 			a := netip.AddrFrom4([4]byte{byte(1 + rng.Intn(222)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))})

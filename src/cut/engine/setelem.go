@@ -16,6 +16,7 @@ const (
 	nftMsgNewSet        = 9
 	nftMsgDelSet        = 11
 	nftMsgNewSetElem    = 12
+	nftMsgGetSetElem    = 13
 	nftMsgDelSetElem    = 14
 	nftMsgNewGen        = 15
 	attrTableName       = 1 // NFTA_TABLE_NAME

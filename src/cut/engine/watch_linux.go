@@ -243,13 +243,7 @@ func readSet(b cut.BlocklistConfig) (els []rawElem, interval bool, problem strin
 		var set *nftables.Set
 		set, err = conn.GetSetByName(t, b.Set)
 		if err == nil {
-			var got []nftables.SetElement
-			got, err = conn.GetSetElements(set)
-			if err == nil {
-				els = make([]rawElem, len(got))
-				for i, el := range got {
-					els[i] = rawElem{Key: el.Key, KeyEnd: el.KeyEnd, IntervalEnd: el.IntervalEnd}
-				}
+			if els, err = dumpSetElements(nftFamilies[b.Family], b.Table, b.Set); err == nil {
 				return els, set.Interval, ""
 			}
 		}

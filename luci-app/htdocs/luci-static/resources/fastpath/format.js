@@ -62,7 +62,7 @@ var STATUS = {
 			counter: B, hook: S, priority: N, forward_rule: B, handle: N, chain_present: B
 		}
 	},
-	flows: { total: N, offloaded: N, hw_offloaded: N },
+	flows: { total: N, offloaded: N, hw_offloaded: N, offloaded_age_s: N },
 	hw_flows: { engine: S, read: B, bound: N, counters: B, reason: S, tables: [ { name: S, bound: N, counted: B, error: S } ] },
 	kernel: KERNEL,
 	tunnels: [ { 'interface': S, kind: S, device: S, remote: S, local: S, underlay: S, in_fastpath: B, reason: S } ],
@@ -230,8 +230,11 @@ function flowCountsSentence(counts) {
 	if (offloaded == 0)
 		return _('None of the %d tracked flows is offloaded.').format(total);
 
-	return _('%d of %d tracked flows are offloaded: %d in software, %d in hardware.')
+	var s = _('%d of %d tracked flows are offloaded: %d in software, %d in hardware.')
 		.format(offloaded, total, software, hardware);
+	/* A big table's offloaded entries are counted only now and then. */
+	var age = num(counts && counts.offloaded_age_s);
+	return (age >= 1) ? s + ' ' + _('(offloaded flows counted %d s ago)').format(Math.round(age)) : s;
 }
 
 /*
