@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
@@ -23,7 +23,7 @@ import (
 // Reconciler runs observe -> plan -> apply -> verify once per call.
 type Reconciler struct {
 	Root string
-	Log  *logrus.Entry
+	Log  *logger.Entry
 
 	nft  *nft.Backend
 	ct   *conntrack.Client
@@ -44,7 +44,7 @@ type result struct {
 
 // NewReconciler opens the kernel interfaces. A missing conntrack netlink
 // interface is an error: without it nothing can be verified or cut.
-func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
+func NewReconciler(root string, log *logger.Entry) (*Reconciler, error) {
 	r := &Reconciler{Root: root, Log: log}
 	var err error
 	if r.nft, err = nft.New(); err != nil {

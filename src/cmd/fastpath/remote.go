@@ -118,7 +118,7 @@ func runSet(args []string) int {
 		if werr != nil {
 			return fail("%v", werr)
 		}
-		r, rerr := daemon.NewReconciler(o.root, logger(o))
+		r, rerr := daemon.NewReconciler(o.root, newLog(o))
 		if rerr != nil {
 			return fail("mode written to UCI, but not applied: %v", rerr)
 		}

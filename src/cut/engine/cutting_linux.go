@@ -14,9 +14,9 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/google/nftables"
-	"github.com/sirupsen/logrus"
 )
 
 // CutAddress cuts every TCP and UDP connection with an end in p, in the
@@ -129,7 +129,7 @@ func (e *Engine) newCuts(cuts []cut.Cut, flows []status.Flow, why func(i int) (r
 // their conntrack entries, then logs one line per trigger. The caller
 // holds e.mu.
 func (e *Engine) finishCuts(cuts []cut.Cut) error {
-	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
+	debug := e.log.Logger.IsLevelEnabled(logger.DebugLevel)
 	del := make([]status.Flow, len(cuts))
 	for i, c := range cuts {
 		del[i] = status.Flow{Original: c.Original, Reply: c.Reply}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
-	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +24,7 @@ type Engine struct {
 	mu  sync.Mutex
 	ct  *conntrack.Client
 	nft *nftables.Conn
-	log *logrus.Entry
+	log *logger.Entry
 
 	cfg      cut.Config
 	devices  []string
@@ -79,12 +79,12 @@ const maxRecent = 20
 // NewEngine opens a netlink connection to nftables in the current network
 // namespace. ct is used to find and delete the conntrack entries of cut
 // connections. Call Sync before cutting.
-func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
+func NewEngine(ct *conntrack.Client, log *logger.Entry) (*Engine, error) {
 	if ct == nil {
 		return nil, errors.New("cut engine: a conntrack client is required")
 	}
 	if log == nil {
-		log = logrus.NewEntry(logrus.StandardLogger())
+		log = logger.Default()
 	}
 	conn, err := nftables.New(nftables.AsLasting())
 	if err != nil {
