@@ -61,6 +61,9 @@ func NewReconciler(root string, log *logger.Entry) (*Reconciler, error) {
 
 // Close releases the kernel interfaces and leaves the kernel state alone.
 func (r *Reconciler) Close() {
+	if err := r.cut.Close(); err != nil {
+		r.Log.WithError(err).Warn("detaching the XDP cut")
+	}
 	r.ct.Close()
 }
 

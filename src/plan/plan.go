@@ -91,13 +91,25 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 			SetSize:    s.Settings.Fastpath.CutSetSize,
 			MinPrefix4: s.Settings.Fastpath.CutMinPrefix4,
 			MinPrefix6: s.Settings.Fastpath.CutMinPrefix6,
+			Backend:    s.Settings.Fastpath.CutBackend,
 			Blocklists: s.Settings.Fastpath.Blocklists,
 		},
 	}
 	if p.Enabled && !s.Settings.Fastpath.CutInFastpath {
 		p.note("cut", "cut_in_fastpath is off: a cut only deletes the conntrack entry, and a sender that keeps sending reaches the stack")
+	} else if p.Enabled {
+		p.note("cut", "%s", backendNote(s.Settings.Fastpath.CutBackend))
 	}
 	return p
+}
+
+// backendNote says where cut frames will be dropped: which device runs
+// which backend is known only once the daemon tries native XDP on it.
+func backendNote(backend string) string {
+	if backend == cut.BackendNetdev {
+		return "cut_backend is netdev: cut frames are dropped by the netdev ingress table on every device"
+	}
+	return "cut_backend is " + backend + ": cut frames are dropped by native XDP in the driver where it attaches, by the netdev ingress table on devices without native XDP or with another XDP program (the status shows which and why)"
 }
 
 func (p *Plan) note(topic, format string, args ...any) {

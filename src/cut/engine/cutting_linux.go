@@ -235,6 +235,7 @@ func (e *Engine) insertMore(run *insertRun, cuts []cut.Cut) {
 		default:
 			e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; they fall back to conntrack deletion", len(chunk), err))
 		}
+		e.xdpInsert(chunk)
 	}
 }
 

@@ -63,6 +63,9 @@ type Engine struct {
 	rt     *netlink.Conn       // rtnetlink, for the router's own addresses
 	own    map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
 
+	xdp   xdpSide // the devices that cut in their driver (backend_linux.go)
+	netNS int     // the network namespace NewEngine ran in, for the XDP backend's rtnetlink
+
 	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
 	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
 }
@@ -95,7 +98,14 @@ func NewEngine(ct *conntrack.Client, log *logger.Entry) (*Engine, error) {
 		conn.CloseLasting()
 		return nil, fmt.Errorf("cut engine: open rtnetlink: %w", err)
 	}
+	// The sockets above act in this namespace; so must the XDP backend,
+	// opened later by Sync from whatever thread runs it.
+	ns, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		ns = -1 // kernels before 3.17 lack thread-self: the XDP backend uses the caller's namespace
+	}
 	return &Engine{
+		netNS:      ns,
 		rt:         rt,
 		cutIDs:     map[uint32]struct{}{},
 		ct:         ct,
@@ -139,7 +149,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		if !cfg.Enabled {
 			e.reason = "fastpath is disabled"
 		}
-		return e.removeTable()
+		return errors.Join(e.closeXDP(), e.removeTable())
 	}
 
 	table := &nftables.Table{Family: nftables.TableFamilyNetdev, Name: cut.TableName}
@@ -164,6 +174,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		e.inFast = false
 		e.hooked = map[string]bool{}
 		e.stopIdleCheck()
+		e.closeXDP()
 		if isNoNetdev(err) {
 			e.reason = "this kernel has no nftables netdev family (CONFIG_NF_TABLES_NETDEV, OpenWrt package kmod-nft-netdev): a cut deletes the conntrack entry only"
 			e.log.Warn(e.reason)
@@ -182,8 +193,12 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		e.readReleased()
 	}
 	e.inFast = true
+	e.syncBackends()
 	e.syncAttachment()
 	e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped at ingress (priority %d) on %d device(s)", cut.Priority, len(e.devices))
+	if n := len(e.xdp.runs); n > 0 {
+		e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped by native XDP in the driver on %d device(s), at netdev ingress (priority %d) on %d", n, cut.Priority, len(e.devices)-n)
+	}
 	if len(e.devices) == 0 {
 		e.reason = "cut_in_fastpath is on, but there are no flowtable devices yet: cut connections are dropped once there are"
 	}
@@ -262,12 +277,25 @@ func (e *Engine) Cleanup() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.inFast = false
-	err := e.removeTable()
+	err := errors.Join(e.closeXDP(), e.removeTable())
 	if cerr := e.nft.CloseLasting(); err == nil {
 		err = cerr
 	}
 	e.rt.Close()
 	return err
+}
+
+// Close detaches the XDP cut program and frees its map, leaving the netdev
+// table in place: the daemon ends, and nothing would expire the XDP
+// map's cuts; the table's elements expire by themselves.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.netNS >= 0 {
+		unix.Close(e.netNS)
+		e.netNS = -1
+	}
+	return e.closeXDP()
 }
 
 // isNoNetdev recognises the kernel's answer when the netdev family of

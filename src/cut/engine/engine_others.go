@@ -32,4 +32,5 @@ func (e *Engine) Release(context.Context, func(cut.Cut) bool) (int, error) { ret
 func (e *Engine) Summary() cut.Summary                                     { return cut.Summary{Reason: errNotLinux.Error()} }
 func (e *Engine) WatchBlocklists(context.Context, cut.Config) error        { return errNotLinux }
 func (e *Engine) Cleanup() error                                           { return errNotLinux }
+func (e *Engine) Close() error                                             { return nil }
 func (e *Engine) UseEvents(*nftevents.Hub)                                 {}

@@ -63,8 +63,10 @@ func newRig(t *testing.T, prefix string, cfg cut.Config) *rig {
 	return r
 }
 
+// testConfig cuts in the netdev table on every device: the tests of the
+// XDP backend (xdp_integration_test.go) ask for it.
 func testConfig() cut.Config {
-	return cut.Config{Enabled: true, InFastpath: true, Expiry: 2 * time.Second, SetSize: 65536}
+	return cut.Config{Enabled: true, InFastpath: true, Expiry: 2 * time.Second, SetSize: 65536, Backend: cut.BackendNetdev}
 }
 
 // stackCounters counts, on the router, the TCP and UDP frames that get

@@ -39,12 +39,16 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 	var firstErr error
 	unguarded := 0
 	var pending []cut.Cut
+	inMap := map[string]bool{} // cuts the XDP map held: released there already
 	for _, c := range cuts {
 		if !match(c) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return n, err
+		}
+		if e.xdpRelease(c) {
+			inMap[c.Original.String()] = true
 		}
 		if !c.InFastpath || !e.inFast {
 			delete(e.cuts, c.Original.String())
@@ -89,7 +93,7 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 			}
 			delete(e.cuts, c.Original.String())
 			done = append(done, c)
-			if released {
+			if released || inMap[c.Original.String()] {
 				n++
 			}
 		}
@@ -109,7 +113,7 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 					left = append(left, t)
 				}
 			}
-			if r, failed := e.releaseEach(left, &firstErr, &unguarded); r && !failed && len(seen) == 0 {
+			if r, failed := e.releaseEach(left, &firstErr, &unguarded); r && !failed && len(seen) == 0 && !inMap[c.Original.String()] {
 				n++ // not counted above
 			}
 		}

@@ -265,19 +265,24 @@ func (b *Backend) Cut(tuples []cut.Tuple) error {
 	return nil
 }
 
-// Release removes tuples from the map; frames in flight cannot bring them
-// back, since the program never adds a key.
-func (b *Backend) Release(tuples []cut.Tuple) error {
+// Release removes tuples from the map and returns how many were there;
+// frames in flight cannot bring them back, since the program never adds
+// a key.
+func (b *Backend) Release(tuples []cut.Tuple) (int, error) {
+	n := 0
 	for _, t := range tuples {
 		k, err := EncodeKey(t)
 		if err != nil {
-			return fmt.Errorf("release %s: %w", t, err)
+			return n, fmt.Errorf("release %s: %w", t, err)
 		}
-		if err := mapDelete(b.mapFD, k[:]); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("release %s: %w", t, err)
+		switch err := mapDelete(b.mapFD, k[:]); {
+		case err == nil:
+			n++
+		case !errors.Is(err, unix.ENOENT):
+			return n, fmt.Errorf("release %s: %w", t, err)
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // Lookup returns what the program recorded for one tuple, and whether it

@@ -31,10 +31,10 @@ func Open(Options) (*Backend, error) { return nil, errNotLinux }
 func (b *Backend) Attach(dev string) Device {
 	return Device{Name: dev, Reason: errNotLinux.Error()}
 }
-func (b *Backend) Detach(string) error       { return errNotLinux }
-func (b *Backend) Devices() []Device         { return nil }
-func (b *Backend) Cut([]cut.Tuple) error     { return errNotLinux }
-func (b *Backend) Release([]cut.Tuple) error { return errNotLinux }
+func (b *Backend) Detach(string) error              { return errNotLinux }
+func (b *Backend) Devices() []Device                { return nil }
+func (b *Backend) Cut([]cut.Tuple) error            { return errNotLinux }
+func (b *Backend) Release([]cut.Tuple) (int, error) { return 0, errNotLinux }
 func (b *Backend) Lookup(cut.Tuple) (TupleStats, bool, error) {
 	return TupleStats{}, false, errNotLinux
 }

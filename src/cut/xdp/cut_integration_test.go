@@ -65,7 +65,7 @@ func (r *rig) cutHolds(t *testing.T, flows []flow, tuples []cut.Tuple) {
 			t.Errorf("%s: %d frames reached the stack while cut, want 0", f.spec.tuple, during)
 		}
 	}
-	if err := r.b.Release(tuples); err != nil {
+	if _, err := r.b.Release(tuples); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range flows {
@@ -144,7 +144,7 @@ func TestIntegrationReleaseUnderFloodHolds(t *testing.T) {
 		}
 		waitFor(t, "a frame dropped by the fresh cut", func() bool { return r.packets(t, tu) >= 1 })
 		dropped += r.packets(t, tu)
-		if err := b.Release(both); err != nil {
+		if _, err := b.Release(both); err != nil {
 			t.Fatal(err)
 		}
 		c := r.lanTap.count(id)
