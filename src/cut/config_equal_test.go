@@ -52,3 +52,13 @@ func TestConfigEqualSeesEveryField(t *testing.T) {
 		}
 	}
 }
+
+func TestNormalizedCutBackend(t *testing.T) {
+	c, err := Config{}.Normalized()
+	if err != nil || c.Backend != BackendAuto {
+		t.Fatalf("empty backend: %q, %v; want auto", c.Backend, err)
+	}
+	if _, err := (Config{Backend: "generic"}).Normalized(); err == nil || err.Error() != `fastpath.main.cut_backend="generic": use auto, xdp or netdev` {
+		t.Fatalf("bad backend: %v", err)
+	}
+}
