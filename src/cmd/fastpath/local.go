@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -26,8 +25,8 @@ type options struct {
 	socket  string
 }
 
-func newFlags(name string, o *options, withJSON bool) *flag.FlagSet {
-	fs := flag.NewFlagSet("fastpath "+name, flag.ContinueOnError)
+func newFlags(name string, o *options, withJSON bool) *flagSet {
+	fs := newFlagSet("fastpath " + name)
 	fs.StringVar(&o.root, "root", "/", "read every file (procfs, sysfs, device tree, /etc, /tmp/sysinfo) below `DIR`")
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
 	fs.StringVar(&o.socket, "ubus", "", "ubus socket `PATH` (default /var/run/ubus/ubus.sock, then /var/run/ubus.sock)")

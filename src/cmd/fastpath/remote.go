@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -158,7 +157,7 @@ type cutFlags struct {
 	force, local            bool
 }
 
-func (c *cutFlags) register(fs *flag.FlagSet, withReason bool) {
+func (c *cutFlags) register(fs *flagSet, withReason bool) {
 	fs.StringVar(&c.proto, "proto", "", "`tcp` or udp (with --src, --sport, --dst, --dport: one connection)")
 	fs.StringVar(&c.src, "src", "", "source `IP` of the connection")
 	fs.StringVar(&c.dst, "dst", "", "destination `IP` of the connection")

@@ -216,24 +216,12 @@ func (e *Engine) expireXDP() {
 	if x.b == nil {
 		return
 	}
-	if _, err := x.b.Expire(e.cfg.Expiry); err != nil {
+	_, next, err := x.b.Expire(e.cfg.Expiry)
+	switch {
+	case err != nil:
 		e.log.WithError(err).Warn("cut: XDP expiry")
+		e.scheduleExpire(e.cfg.Expiry)
+	case next > 0:
+		e.scheduleExpire(next + idleSlack)
 	}
-	stats, err := x.b.Stats()
-	if err != nil || len(stats) == 0 {
-		if err != nil {
-			e.scheduleExpire(e.cfg.Expiry)
-		}
-		return
-	}
-	now := time.Now()
-	next := e.cfg.Expiry
-	for _, st := range stats {
-		last := st.LastSeen
-		if last.IsZero() {
-			last = st.Since
-		}
-		next = min(next, e.cfg.Expiry-now.Sub(last))
-	}
-	e.scheduleExpire(max(next, 0) + idleSlack)
 }

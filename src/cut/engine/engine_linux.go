@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/xdp"
 	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/google/nftables"
@@ -278,6 +280,11 @@ func (e *Engine) Cleanup() error {
 	defer e.mu.Unlock()
 	e.inFast = false
 	err := errors.Join(e.closeXDP(), e.removeTable())
+	if cleared, lerr := xdp.DetachLeftovers(max(e.netNS, 0)); lerr != nil {
+		err = errors.Join(err, fmt.Errorf("cut: %w", lerr))
+	} else if len(cleared) > 0 {
+		e.log.WithField("devices", strings.Join(cleared, ",")).Info("cut: detached the XDP cut program an earlier run left")
+	}
 	if cerr := e.nft.CloseLasting(); err == nil {
 		err = cerr
 	}

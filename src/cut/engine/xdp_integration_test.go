@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/engine"
 	"github.com/fastpath-wrt/fastpath/src/cut/labnet"
+	"github.com/fastpath-wrt/fastpath/src/cut/xdp"
 )
 
 // xdpRig is a rig whose router cuts with cut_backend auto on its veths
@@ -282,5 +284,68 @@ func floodRuns(f *flow) bool {
 		return false
 	default:
 		return true
+	}
+}
+
+// A daemon that died with its program attached (kill -9): the next run
+// takes the program over with the cuts in its map, and `fastpath daemon
+// --cleanup` (an engine that never synced) detaches what is left.
+func TestIntegrationXDPLeftoversTakenOverAndCleanedUp(t *testing.T) {
+	cfg := testConfig()
+	cfg.Backend = cut.BackendAuto
+	r := newRig(t, "fpxl", cut.Config{Enabled: true, InFastpath: true, Expiry: 30 * time.Second, SetSize: 1024, Backend: cut.BackendNetdev})
+	left := cut.Tuple{Proto: "udp", Src: "192.0.2.9", Dst: "192.0.2.10", SrcPort: 9, DstPort: 10}
+	err := labnet.In(r.lab.Router, func() error {
+		b, err := xdp.Open(xdp.Options{MaxEntries: 64})
+		if err != nil {
+			return err
+		}
+		for _, d := range []string{"lan0", "wan0"} {
+			if a := b.Attach(d); !a.XDP {
+				return fmt.Errorf("attach %s: %s", d, a.Reason)
+			}
+		}
+		if err := b.Cut([]cut.Tuple{left}); err != nil {
+			return err
+		}
+		return b.Leave() // as a killed daemon would
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.xdpProgs(t); got != "lan0,wan0" {
+		t.Fatalf("the earlier run's program is on %q, want lan0,wan0", got)
+	}
+	cfg.Expiry = 30 * time.Second
+	if err := r.eng.Sync([]string{"lan0", "wan0"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range r.eng.Summary().Backends {
+		if b.Backend != cut.BackendXDP {
+			t.Fatalf("%s: %s (%s): the earlier run's program was not taken over", b.Device, b.Backend, b.Reason)
+		}
+	}
+	found := false
+	for _, c := range r.eng.Summary().Cuts {
+		found = found || c.Original.Equal(left)
+	}
+	if !found {
+		t.Fatalf("the earlier run's cut %s was not carried over: %+v", left, r.eng.Summary().Cuts)
+	}
+	// Killed again (r.eng is never closed); the cleanup of a fresh engine,
+	// as `fastpath daemon --cleanup` runs it, leaves no program of ours.
+	var fresh *engine.Engine
+	err = labnet.In(r.lab.Router, func() (err error) {
+		fresh, err = engine.NewEngine(r.ct, nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.xdpProgs(t); got != "" {
+		t.Fatalf("XDP still attached on %q after the cleanup", got)
 	}
 }

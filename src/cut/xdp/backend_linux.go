@@ -101,20 +101,31 @@ func (b *Backend) Attach(dev string) Device {
 // that came back (hotplug) or whose foreign program left gets the program.
 func (b *Backend) SetDevices(devs []string) ([]Device, error) {
 	want := make(map[string]bool, len(devs))
+	names := make([]string, 0, len(devs))
 	for _, d := range devs {
-		want[d] = true
-	}
-	var errs []error
-	for _, d := range b.Devices() {
-		if !want[d.Name] {
-			errs = append(errs, b.Detach(d.Name))
+		if !want[d] {
+			want[d] = true
+			names = append(names, d)
 		}
 	}
-	out := make([]Device, 0, len(devs))
-	for _, d := range devs {
-		out = append(out, b.Attach(d))
+	sort.Strings(names)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for name, a := range b.devices {
+		if !want[name] {
+			delete(b.devices, name)
+			if a.XDP {
+				errs = append(errs, b.detach(a))
+			}
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	out := make([]Device, 0, len(names))
+	for _, d := range names {
+		a := b.attach(d)
+		b.devices[d] = a
+		out = append(out, a.Device)
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -323,28 +334,43 @@ func (b *Backend) Stats() ([]TupleStats, error) {
 // came, is older than expiry, and returns them: cut_expiry as the netdev
 // table's set timeouts keep it. A frame that lands between the look and
 // the delete is let through with the rest of the connection, as one just
-// after a set element's timeout is.
-func (b *Backend) Expire(expiry time.Duration) ([]cut.Tuple, error) {
+// after a set element's timeout is. next is how long until the quietest
+// tuple left would expire; 0 when none is left.
+func (b *Backend) Expire(expiry time.Duration) (released []cut.Tuple, next time.Duration, err error) {
 	mono, _ := clocks()
-	return b.expireBefore(mono - expiry)
+	released, oldest, err := b.expireBefore(mono - expiry)
+	if oldest >= 0 {
+		next = max(oldest+expiry-mono, time.Millisecond)
+	}
+	return released, next, err
 }
 
-// expireBefore releases what has been quiet since the monotonic time cutoff.
-func (b *Backend) expireBefore(cutoff time.Duration) ([]cut.Tuple, error) {
+// expireBefore releases what has been quiet since the monotonic time
+// cutoff; oldest is the last activity of the quietest tuple it leaves, -1
+// when it leaves none.
+func (b *Backend) expireBefore(cutoff time.Duration) (released []cut.Tuple, oldest time.Duration, err error) {
 	quiet := func(v []byte) bool { return decodeValue(v, binary.NativeEndian).lastActive() <= cutoff }
 	var keys []Key
-	err := eachEntry(b.mapFD, b.maxEntries, func(kb, vb []byte) {
+	oldest = -1
+	err = eachEntry(b.mapFD, b.maxEntries, func(kb, vb []byte) {
 		if quiet(vb) {
 			var k Key
 			copy(k[:], kb)
 			keys = append(keys, k)
+		} else if a := decodeValue(vb, binary.NativeEndian).lastActive(); oldest < 0 || a < oldest {
+			oldest = a
 		}
 	})
-	var released []cut.Tuple
 	v := make([]byte, ValueSize)
 	for _, k := range keys {
 		// Look again just before the delete: a frame since the walk keeps it.
-		if mapLookup(b.mapFD, k[:], v) != nil || !quiet(v) {
+		if mapLookup(b.mapFD, k[:], v) != nil {
+			continue
+		}
+		if !quiet(v) {
+			if a := decodeValue(v, binary.NativeEndian).lastActive(); oldest < 0 || a < oldest {
+				oldest = a
+			}
 			continue
 		}
 		if mapDelete(b.mapFD, k[:]) != nil {
@@ -354,7 +380,7 @@ func (b *Backend) expireBefore(cutoff time.Duration) ([]cut.Tuple, error) {
 			released = append(released, t)
 		}
 	}
-	return released, err
+	return released, oldest, err
 }
 
 // eachEntry walks a map, at most limit entries (a map that changes while it

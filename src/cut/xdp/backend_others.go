@@ -38,8 +38,12 @@ func (b *Backend) Release([]cut.Tuple) (int, error) { return 0, errNotLinux }
 func (b *Backend) Lookup(cut.Tuple) (TupleStats, bool, error) {
 	return TupleStats{}, false, errNotLinux
 }
-func (b *Backend) Stats() ([]TupleStats, error)              { return nil, errNotLinux }
-func (b *Backend) Close() error                              { return nil }
-func (b *Backend) Leave() error                              { return nil }
-func (b *Backend) Expire(time.Duration) ([]cut.Tuple, error) { return nil, errNotLinux }
-func (b *Backend) SetDevices([]string) ([]Device, error)     { return nil, errNotLinux }
+func (b *Backend) Stats() ([]TupleStats, error) { return nil, errNotLinux }
+func (b *Backend) Close() error                 { return nil }
+func (b *Backend) Leave() error                 { return nil }
+func (b *Backend) Expire(time.Duration) ([]cut.Tuple, time.Duration, error) {
+	return nil, 0, errNotLinux
+}
+func (b *Backend) SetDevices([]string) ([]Device, error) { return nil, errNotLinux }
+
+func DetachLeftovers(int) ([]string, error) { return nil, nil }

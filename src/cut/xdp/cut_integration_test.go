@@ -466,7 +466,7 @@ func TestIntegrationExpire(t *testing.T) {
 	if busyAt <= cutAt {
 		t.Fatalf("the frame's stamp %d is not after the cut's %d", busyAt, cutAt)
 	}
-	released, err := b.expireBefore(time.Duration(cutAt + (busyAt-cutAt)/2))
+	released, _, err := b.expireBefore(time.Duration(cutAt + (busyAt-cutAt)/2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,11 +476,11 @@ func TestIntegrationExpire(t *testing.T) {
 	if _, isCut, _ := b.Lookup(busy); !isCut {
 		t.Errorf("%s was released although its last frame is after the cutoff", busy)
 	}
-	if got, err := b.Expire(time.Hour); err != nil || len(got) != 0 {
-		t.Errorf("Expire(1h) released %v (%v), want nothing", got, err)
+	if got, next, err := b.Expire(time.Hour); err != nil || len(got) != 0 || next <= 30*time.Minute {
+		t.Errorf("Expire(1h) released %v, next in %v (%v), want nothing and the next in about an hour", got, next, err)
 	}
-	if got, err := b.Expire(0); err != nil || len(got) != 1 || got[0] != busy {
-		t.Errorf("Expire(0) released %v (%v), want %s", got, err, busy)
+	if got, next, err := b.Expire(0); err != nil || len(got) != 1 || got[0] != busy || next != 0 {
+		t.Errorf("Expire(0) released %v, next in %v (%v), want %s and none left", got, next, err, busy)
 	}
 }
 
