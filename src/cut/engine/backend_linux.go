@@ -8,6 +8,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/xdp"
+	"github.com/google/nftables"
 )
 
 // Each device drops cut frames in one backend: native XDP in its driver
@@ -42,6 +43,7 @@ func (e *Engine) syncBackends() {
 	x.backends = x.backends[:0]
 	x.runs = map[string]bool{}
 	if e.cfg.Backend == cut.BackendNetdev {
+		e.mapToSets(true)
 		e.closeXDP()
 		for _, d := range e.devices {
 			x.backends = append(x.backends, cut.Backend{Device: d, Backend: cut.BackendNetdev, Reason: "cut_backend is netdev"})
@@ -75,8 +77,57 @@ func (e *Engine) syncBackends() {
 		}
 		x.backends = append(x.backends, b)
 	}
+	e.mapToSets(false)
 	e.backendWarnings()
 	e.scheduleExpire(e.cfg.Expiry)
+}
+
+// mapToSets puts the XDP map's tuples in the cut sets, where their
+// elements may have expired (no ingress chain refreshed them), so that
+// devices cutting in the netdev table drop them too: all of them when the
+// XDP backend goes (all), else when some device cuts in the table. The
+// caller holds e.mu.
+func (e *Engine) mapToSets(all bool) {
+	if e.xdp.b == nil || e.set4 == nil || !all && len(e.chainDevices()) == 0 {
+		return
+	}
+	stats, err := e.xdp.b.Stats()
+	if err != nil {
+		e.warn("cut: " + err.Error())
+	}
+	for lo := 0; lo < len(stats); lo += 2 * insertChunk {
+		var els4, els6 []nftables.SetElement
+		for _, st := range stats[lo:min(lo+2*insertChunk, len(stats))] {
+			key, v6, err := cut.Key(st.Tuple)
+			if err != nil {
+				continue
+			}
+			if el := (nftables.SetElement{Key: key, Timeout: e.cfg.Expiry}); v6 {
+				els6 = append(els6, el)
+			} else {
+				els4 = append(els4, el)
+			}
+		}
+		err := e.flushWithChains(func() error {
+			for _, q := range []struct {
+				set *nftables.Set
+				els []nftables.SetElement
+			}{{e.set4, els4}, {e.set6, els6}} {
+				if len(q.els) > 0 {
+					if err := e.nft.SetAddElements(q.set, q.els); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			e.note(fmt.Sprintf("cut: %d cut tuple(s) of the XDP map could not go in the cut sets: %v; devices cutting at netdev ingress let them through", len(els4)+len(els6), err))
+		}
+	}
+	if len(stats) > 0 {
+		e.scheduleIdleCheckAfterInsert()
+	}
 }
 
 // backendWarnings says, when cut_backend is xdp, which devices could not

@@ -349,3 +349,42 @@ func TestIntegrationXDPLeftoversTakenOverAndCleanedUp(t *testing.T) {
 		t.Fatalf("XDP still attached on %q after the cleanup", got)
 	}
 }
+
+// cut_backend turned to netdev while a flood is cut in XDP: the flood's
+// set elements expired long ago (no chain refreshed them), and the cut
+// holds anyway, now in the ingress chains.
+func TestIntegrationXDPToNetdevKeepsCuts(t *testing.T) {
+	r, cfg := xdpRig(t, "fpxn")
+	ctx := context.Background()
+	f := r.startFlow(t, labnet.ClientV4+":40095", labnet.ServerV4+":9095", time.Millisecond, 10_000_000)
+	if !waitFor(10*time.Second, func() bool { return f.toClient.Load() > 100 }) {
+		t.Fatalf("the flow does not run: %d frames to the client", f.toClient.Load())
+	}
+	server := netip.MustParsePrefix(labnet.ServerV4 + "/32")
+	if cuts, err := r.eng.CutAddress(ctx, server, "test", "test", cut.CutOptions{}); err != nil || len(cuts) == 0 {
+		t.Fatalf("CutAddress = %v, %v", cuts, err)
+	}
+	if !waitFor(10*time.Second, func() bool { return len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)) == 0 }) {
+		t.Fatal("the cut's set elements do not expire while XDP drops the flood")
+	}
+	c0 := f.toClient.Load()
+	cfg.Backend = cut.BackendNetdev
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.xdpProgs(t); got != "" {
+		t.Fatalf("XDP still attached on %q with cut_backend netdev", got)
+	}
+	if len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)) == 0 {
+		t.Fatal("the XDP map's cut did not go back into the cut set")
+	}
+	// The flood keeps the element alive from now on: after three expiries
+	// it is still there and nothing reached the client.
+	time.Sleep(3 * cfg.Expiry)
+	if n := len(r.elementsOf(t, cut.SetName4, labnet.ServerV4)); n == 0 {
+		t.Fatal("the cut expired in the netdev table while the flood went on")
+	}
+	if d := f.toClient.Load() - c0; d != 0 {
+		t.Fatalf("%d flood frames reached the client across the switch to netdev", d)
+	}
+}
