@@ -29,6 +29,7 @@ import (
 // xdpSide is the XDP backend of the devices that run it.
 type xdpSide struct {
 	b         *xdp.Backend
+	size      int             // tuples b's map holds
 	openErr   string          // why the backend could not start; "" when it runs
 	runs      map[string]bool // devices whose driver runs the program
 	backends  []cut.Backend   // every device's choice, for the summary
@@ -50,12 +51,19 @@ func (e *Engine) syncBackends() {
 		}
 		return
 	}
-	if x.b == nil && len(e.devices) > 0 {
-		b, err := xdp.Open(xdp.Options{MaxEntries: min(2*e.cfg.SetSize, cut.MaxSetSize), NetNS: max(e.netNS, 0)})
+	size := min(2*e.cfg.SetSize, cut.MaxSetSize)
+	if (x.b == nil || x.size != size) && len(e.devices) > 0 {
+		// A new cut_set_size needs a new map, and so a new program: it
+		// replaces the old one on each device (no detach, so no port
+		// restart) and takes its cuts over, as after a restart.
+		b, err := xdp.Open(xdp.Options{MaxEntries: size, NetNS: max(e.netNS, 0)})
 		if err != nil {
 			x.openErr = err.Error()
 		} else {
-			x.b, x.openErr = b, ""
+			if x.b != nil {
+				defer x.b.Leave()
+			}
+			x.b, x.size, x.openErr = b, size, ""
 		}
 	}
 	if x.b == nil {

@@ -388,3 +388,43 @@ func TestIntegrationXDPToNetdevKeepsCuts(t *testing.T) {
 		t.Fatalf("%d flood frames reached the client across the switch to netdev", d)
 	}
 }
+
+// A new cut_set_size needs a new map and program: it replaces the old one
+// on each device, the cuts carried over (the netdev sets, re-created for
+// the new size, start empty).
+func TestIntegrationXDPNewSetSizeKeepsCuts(t *testing.T) {
+	r, cfg := xdpRig(t, "fpxz")
+	ctx := context.Background()
+	held := cut.Tuple{Proto: "tcp", Src: "192.0.2.11", Dst: "192.0.2.12", SrcPort: 11, DstPort: 12}
+	cfg.Expiry = time.Minute
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.eng.CutTuple(ctx, held, "test", "test", cut.CutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	progs := func() string {
+		out, err := r.lab.Exec(r.lab.Router, "ip", "-d", "link", "show", "wan0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[strings.Index(out, "prog/xdp"):][:20]
+	}
+	before := progs()
+	cfg.SetSize = 4096
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if after := progs(); after == before {
+		t.Fatalf("wan0 still runs %q after the map's size changed", after)
+	}
+	if got := r.xdpProgs(t); got != "lan0,wan0" {
+		t.Fatalf("XDP attached on %q, want lan0,wan0", got)
+	}
+	for _, c := range r.eng.Summary().Cuts {
+		if c.Original.Equal(held) && c.InFastpath {
+			return
+		}
+	}
+	t.Fatalf("the cut of %s did not survive the new cut_set_size: %+v", held, r.eng.Summary().Cuts)
+}
