@@ -52,13 +52,15 @@ func (e *Engine) syncBackends() {
 		return
 	}
 	size := min(2*e.cfg.SetSize, cut.MaxSetSize)
-	if (x.b == nil || x.size != size) && len(e.devices) > 0 {
+	// A kernel that refused once (no bpf(2), the verifier) is asked again
+	// only for another size, not on every reconcile.
+	if (x.size != size || x.b == nil && x.openErr == "") && len(e.devices) > 0 {
 		// A new cut_set_size needs a new map, and so a new program: it
 		// replaces the old one on each device (no detach, so no port
 		// restart) and takes its cuts over, as after a restart.
 		b, err := xdp.Open(xdp.Options{MaxEntries: size, NetNS: max(e.netNS, 0)})
 		if err != nil {
-			x.openErr = err.Error()
+			x.openErr, x.size = err.Error(), size
 		} else {
 			if x.b != nil {
 				defer x.b.Leave()
@@ -157,7 +159,7 @@ func (e *Engine) closeXDP() error {
 	x := &e.xdp
 	x.expireGen++
 	x.expireDue = time.Time{}
-	x.runs, x.backends = nil, nil
+	x.runs, x.backends, x.openErr = nil, nil, ""
 	if x.b == nil {
 		return nil
 	}
