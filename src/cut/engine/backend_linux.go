@@ -30,6 +30,7 @@ import (
 type xdpSide struct {
 	b         *xdp.Backend
 	size      int             // tuples b's map holds
+	veth      bool            // b runs on veths too (cut_backend xdp)
 	openErr   string          // why the backend could not start; "" when it runs
 	runs      map[string]bool // devices whose driver runs the program
 	backends  []cut.Backend   // every device's choice, for the summary
@@ -52,20 +53,21 @@ func (e *Engine) syncBackends() {
 		return
 	}
 	size := min(2*e.cfg.SetSize, cut.MaxSetSize)
+	veth := e.cfg.Backend == cut.BackendXDP // auto leaves veths to netdev ingress: see xdp.Options.Veth
 	// A kernel that refused once (no bpf(2), the verifier) is asked again
 	// only for another size, not on every reconcile.
-	if (x.size != size || x.b == nil && x.openErr == "") && len(e.devices) > 0 {
+	if (x.size != size || x.veth != veth || x.b == nil && x.openErr == "") && len(e.devices) > 0 {
 		// A new cut_set_size needs a new map, and so a new program: it
 		// replaces the old one on each device (no detach, so no port
 		// restart) and takes its cuts over, as after a restart.
-		b, err := xdp.Open(xdp.Options{MaxEntries: size, NetNS: max(e.netNS, 0)})
+		b, err := xdp.Open(xdp.Options{MaxEntries: size, NetNS: max(e.netNS, 0), Veth: veth})
 		if err != nil {
-			x.openErr, x.size = err.Error(), size
+			x.openErr, x.size, x.veth = err.Error(), size, veth
 		} else {
 			if x.b != nil {
 				defer x.b.Leave()
 			}
-			x.b, x.size, x.openErr = b, size, ""
+			x.b, x.size, x.veth, x.openErr = b, size, veth, ""
 		}
 	}
 	if x.b == nil {

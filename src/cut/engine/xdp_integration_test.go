@@ -16,8 +16,9 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut/xdp"
 )
 
-// xdpRig is a rig whose router cuts with cut_backend auto on its veths
+// xdpRig is a rig whose router cuts with cut_backend xdp on its veths
 // (native XDP) and on a bridge, which has no native XDP (no ndo_bpf).
+// With auto first, the veths keep the netdev cut, with the reason.
 func xdpRig(t *testing.T, prefix string) (*rig, cut.Config) {
 	t.Helper()
 	cfg := testConfig()
@@ -26,6 +27,18 @@ func xdpRig(t *testing.T, prefix string) (*rig, cut.Config) {
 	if _, err := r.lab.Exec(r.lab.Router, "ip", "link", "add", "br9", "up", "type", "bridge"); err != nil {
 		t.Fatalf("bridge device (CONFIG_BRIDGE): %v", err)
 	}
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range r.eng.Summary().Backends {
+		if b.Backend != cut.BackendNetdev || b.Device != "br9" && !strings.Contains(b.Reason, "is a veth") {
+			t.Fatalf("cut_backend auto: %s cuts with %s (%s), want netdev (a veth gains nothing from XDP)", b.Device, b.Backend, b.Reason)
+		}
+	}
+	if got := r.xdpProgs(t); got != "" {
+		t.Fatalf("cut_backend auto: XDP attached on %q, want on no veth", got)
+	}
+	cfg.Backend = cut.BackendXDP
 	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -292,11 +305,11 @@ func floodRuns(f *flow) bool {
 // --cleanup` (an engine that never synced) detaches what is left.
 func TestIntegrationXDPLeftoversTakenOverAndCleanedUp(t *testing.T) {
 	cfg := testConfig()
-	cfg.Backend = cut.BackendAuto
+	cfg.Backend = cut.BackendXDP
 	r := newRig(t, "fpxl", cut.Config{Enabled: true, InFastpath: true, Expiry: 30 * time.Second, SetSize: 1024, Backend: cut.BackendNetdev})
 	left := cut.Tuple{Proto: "udp", Src: "192.0.2.9", Dst: "192.0.2.10", SrcPort: 9, DstPort: 10}
 	err := labnet.In(r.lab.Router, func() error {
-		b, err := xdp.Open(xdp.Options{MaxEntries: 64})
+		b, err := xdp.Open(xdp.Options{MaxEntries: 64, Veth: true})
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,12 @@ const mapName = "fastpath_cuts"
 type Options struct {
 	MaxEntries int // tuples the map holds; a cut connection takes two
 	NetNS      int // network namespace fd for the devices; 0: the caller's
+	// Veth runs the program on veth devices too. Their XDP is native in
+	// name only: it runs on skbs the peer already built, converted (and
+	// copied when they are GSO or cloned), and it turns the peer's GSO off,
+	// which slowed TCP forwarding through the lab's veths about eightfold;
+	// dropping there gains nothing over netdev ingress. Tests use it.
+	Veth bool
 }
 
 // Device is where one device's cut runs and why.
@@ -40,6 +46,7 @@ type Backend struct {
 	progFD     int
 	progID     uint32
 	maxEntries int
+	veth       bool
 	devices    map[string]*attachment
 }
 
@@ -54,7 +61,7 @@ func Open(opt Options) (*Backend, error) {
 	if opt.MaxEntries < 2 || opt.MaxEntries > 1<<24 {
 		return nil, fmt.Errorf("xdp cut map of %d entries: use 2 to %d", opt.MaxEntries, 1<<24)
 	}
-	b := &Backend{mapFD: -1, progFD: -1, maxEntries: opt.MaxEntries, devices: map[string]*attachment{}}
+	b := &Backend{mapFD: -1, progFD: -1, maxEntries: opt.MaxEntries, veth: opt.Veth, devices: map[string]*attachment{}}
 	var err error
 	if b.nl, err = netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: opt.NetNS}); err != nil {
 		return nil, fmt.Errorf("rtnetlink: %w", err)
@@ -140,6 +147,9 @@ func (b *Backend) attach(dev string) *attachment {
 	ok := &attachment{Device: Device{Name: dev, XDP: true, Reason: fmt.Sprintf("native XDP in the driver (program %d)", b.progID)}, index: l.index}
 	if l.progID == b.progID && l.attached == xdpAttachedDrv {
 		return ok
+	}
+	if l.kind == "veth" && !b.veth && l.attached == xdpAttachedNone {
+		return refuse(l.index, "%s is a veth, whose XDP runs on skbs its peer already built and turns the peer's GSO off: no gain over netdev ingress (cut_backend xdp uses it anyway)", dev)
 	}
 	if l.attached != xdpAttachedNone {
 		earlier, why := b.earlierRun(l)

@@ -15,6 +15,7 @@ var errNotLinux = errors.New("the XDP cut needs Linux")
 type Options struct {
 	MaxEntries int
 	NetNS      int
+	Veth       bool
 }
 
 // Device is where one device's cut runs and why.

@@ -11,8 +11,10 @@ import (
 
 // rtnetlink's XDP attributes (include/uapi/linux/if_link.h).
 const (
-	iflaIFName = 3
-	iflaXDP    = 43
+	iflaIFName   = 3
+	iflaXDP      = 43
+	iflaLinkInfo = 18
+	iflaInfoKind = 1
 
 	xdpAttrFD         = 1
 	xdpAttrAttached   = 2
@@ -34,6 +36,7 @@ const (
 // linkXDP is a device's index and the XDP program on it as rtnetlink says.
 type linkXDP struct {
 	name     string
+	kind     string // IFLA_INFO_KIND: "veth", "bridge", ...; "" for a NIC's driver
 	index    int32
 	attached uint8  // xdpAttached*
 	progID   uint32 // 0 when none (or several, attached == xdpAttachedMany)
@@ -103,6 +106,15 @@ func parseLink(m netlink.Message) (l linkXDP, ok bool, err error) {
 		switch ad.Type() {
 		case iflaIFName:
 			l.name = ad.String()
+		case iflaLinkInfo:
+			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+				for nad.Next() {
+					if nad.Type() == iflaInfoKind {
+						l.kind = nad.String()
+					}
+				}
+				return nil
+			})
 		case iflaXDP:
 			ad.Nested(func(nad *netlink.AttributeDecoder) error {
 				for nad.Next() {

@@ -77,7 +77,7 @@ return view.extend({
 		o.rmempty = false;
 
 		o = s.option(form.ListValue, 'cut_backend', _('Cut backend'),
-			_('Where a device drops the frames of a cut connection. Automatic: native XDP in the network driver, before the kernel allocates anything for the frame, on devices whose driver has it and runs no other XDP program; the netdev ingress table on the others. XDP: the same, and a device that cannot run it is a warning. Netdev: the ingress table on every device. The status page shows which each device runs and why.'));
+			_('Where a device drops the frames of a cut connection. Automatic: native XDP in the network driver, before the kernel allocates anything for the frame, on devices whose driver has it and runs no other XDP program; the netdev ingress table on the others (bridges, VLAN, PPPoE and veth devices). XDP: the same on veths too, and a device that cannot run it is a warning. Netdev: the ingress table on every device. The status page shows which each device runs and why.'));
 		o.value('auto', _('Automatic'));
 		o.value('xdp', _('XDP where the driver has it'));
 		o.value('netdev', _('Netdev ingress table'));
