@@ -109,7 +109,11 @@ func backendNote(backend string) string {
 	if backend == cut.BackendNetdev {
 		return "cut_backend is netdev: cut frames are dropped by the netdev ingress table on every device"
 	}
-	return "cut_backend is " + backend + ": cut frames are dropped by native XDP in the driver where it attaches, by the netdev ingress table on devices without native XDP or with another XDP program (the status shows which and why)"
+	veths := " and on veths"
+	if backend == cut.BackendXDP {
+		veths = ""
+	}
+	return "cut_backend is " + backend + ": cut frames are dropped by native XDP in the driver where it attaches, by the netdev ingress table on devices without native XDP or with another XDP program" + veths + " (the status shows which and why)"
 }
 
 func (p *Plan) note(topic, format string, args ...any) {
