@@ -85,6 +85,7 @@ test-vm: build lab-tools
 # must pass the verifier of 5.10 (OpenWrt 22.03) as well as of 6.12 and 7.
 test-xdp-kernels:
 	go test -c -o dist/xdp-cut.test ./src/cut/xdp/
+	go test -c -o dist/cut-engine.test ./src/cut/engine/
 	for k in 5.10 6.12 7; do src/lab/lab run --kernel $$k --timeout 600 src/lab/scenarios/xdp-cut.sh || exit 1; done
 
 # What the XDP cut saves on a real driver: one VM, two virtio-net NICs on a

@@ -323,7 +323,7 @@ test('flows view: no flows, no cuts', async () => {
 });
 
 const CONTRACT = {
-	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'recheck_on_rule_change', 'cut_in_fastpath', 'cut_expiry', 'cut_set_size', 'cut_min_prefix4', 'cut_min_prefix6', 'log_level', 'device'],
+	main: ['enabled', 'hw_offload', 'sqm_policy', 'offload_after_packets', 'recheck_on_rule_change', 'cut_in_fastpath', 'cut_backend', 'cut_expiry', 'cut_set_size', 'cut_min_prefix4', 'cut_min_prefix6', 'log_level', 'device'],
 	blocklist: ['enabled', 'name', 'type', 'family', 'table', 'set', 'path', 'address']
 };
 
@@ -424,4 +424,20 @@ test('overview include: one line; access denied and a missing daemon said as suc
 	assert.equal(squash(denied.render(await denied.load()).textContent), 'Access denied: this login may not read fastpath\'s status.');
 	const gone = makeRuntime({ status: rpcError(-32000, 'Object not found') }).load('view.status.include.70_fastpath');
 	assert.equal(squash(gone.render(await gone.load()).textContent), 'The fastpath daemon does not answer.');
+});
+
+test('status view: each device\'s cut backend and its reason, as text', async () => {
+	const st = JSON.parse(JSON.stringify(fixture('status.json')));
+	st.cut.backends = [
+		{ device: 'eth0', backend: 'xdp', reason: 'native XDP in the driver (program 42)' },
+		{ device: 'br-lan', backend: 'netdev', reason: 'the driver of br-lan has no native XDP: <b>operation not supported</b>; cutting at netdev ingress' }
+	];
+	const { node, text } = await renderStatus({ status: st, capabilities: fixture('capabilities.json') });
+	for (const want of [
+		'Device Cut frames dropped by Why',
+		'eth0 native XDP in the driver native XDP in the driver (program 42)',
+		'br-lan netdev ingress table the driver of br-lan has no native XDP: <b>operation not supported</b>; cutting at netdev ingress'
+	])
+		assert.ok(text.includes(want), `status page lacks "${want}"`);
+	assert.equal(node.findAll((n) => n.tag == 'b').length, 0, 'a reason\'s markup became an element');
 });

@@ -150,6 +150,14 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 		d.CutExpiry = time.Duration(secs) * time.Second // at most 86400: no overflow
 		d.CutSetSize = int(s.wholeOpt(sec, addr, "cut_set_size", 1, cut.MaxSetSize, "elements", int64(d.CutSetSize)))
 		d.OffloadAfterPackets = uint64(s.wholeOpt(sec, addr, "offload_after_packets", 0, MaxOffloadAfterPackets, "packets", int64(d.OffloadAfterPackets)))
+		if v, ok := sec.Get("cut_backend"); ok {
+			switch v {
+			case cut.BackendAuto, cut.BackendXDP, cut.BackendNetdev:
+				d.CutBackend = v
+			default:
+				s.problem("%s.cut_backend: %q is not one of auto, xdp, netdev; using %s", addr, v, d.CutBackend)
+			}
+		}
 		if v, ok := sec.Get("sqm_policy"); ok {
 			switch v {
 			case SQMPreferSQM, SQMPreferHW:

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/fastpath-wrt/fastpath/src/cut"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -248,5 +249,33 @@ config queue 'nodev'
 	writeConfig(t, root, "sqm", "config queue 'x\n")
 	if s, err = Load(root); err != nil || !strings.Contains(strings.Join(s.Problems, "\n"), "sqm: ") {
 		t.Errorf("broken sqm file: %v, problems %q", err, s.Problems)
+	}
+}
+
+func TestLoadCutBackend(t *testing.T) {
+	for _, tc := range []struct{ value, want, problem string }{
+		{"", cut.BackendAuto, ""},
+		{"auto", cut.BackendAuto, ""},
+		{"xdp", cut.BackendXDP, ""},
+		{"netdev", cut.BackendNetdev, ""},
+		{"XDP", cut.BackendAuto, `fastpath.main.cut_backend: "XDP" is not one of auto, xdp, netdev; using auto`},
+		{"generic", cut.BackendAuto, `fastpath.main.cut_backend: "generic" is not one of auto, xdp, netdev; using auto`},
+	} {
+		root := t.TempDir()
+		conf := "config fastpath 'main'\n\toption cut_expiry '10'\n"
+		if tc.value != "" {
+			conf += "\toption cut_backend '" + tc.value + "'\n"
+		}
+		writeConfig(t, root, "fastpath", conf)
+		s, err := Load(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Fastpath.CutBackend != tc.want {
+			t.Errorf("cut_backend %q: %q, want %q", tc.value, s.Fastpath.CutBackend, tc.want)
+		}
+		if tc.problem == "" && len(s.Problems) > 0 || tc.problem != "" && (len(s.Problems) != 1 || s.Problems[0] != tc.problem) {
+			t.Errorf("cut_backend %q: problems %q, want %q", tc.value, s.Problems, tc.problem)
+		}
 	}
 }

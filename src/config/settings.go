@@ -52,6 +52,7 @@ type Fastpath struct {
 	CutSetSize    int           `json:"cut_set_size"`
 	CutMinPrefix4 int           `json:"cut_min_prefix4"`
 	CutMinPrefix6 int           `json:"cut_min_prefix6"`
+	CutBackend    string        `json:"cut_backend"` // cut.BackendAuto, BackendXDP or BackendNetdev
 	// OffloadAfterPackets > 0 leaves a connection's first packets in the
 	// slow path (inspectors such as DPI tools need them).
 	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`
@@ -111,6 +112,7 @@ func Defaults() Fastpath {
 		RecheckOnRuleChange: true,
 		CutMinPrefix4:       cut.DefaultMinPrefix4,
 		CutMinPrefix6:       cut.DefaultMinPrefix6,
+		CutBackend:          cut.BackendAuto,
 		LogLevel:            "info",
 	}
 }

@@ -3,6 +3,7 @@ package cut
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -28,8 +29,16 @@ type Config struct {
 	SetSize    int               `json:"set_size"`             // cut_set_size: elements per set (IPv4, IPv6)
 	MinPrefix4 int               `json:"min_prefix4"`          // cut_min_prefix4: shorter IPv4 prefixes are not cut unless forced
 	MinPrefix6 int               `json:"min_prefix6"`          // cut_min_prefix6
+	Backend    string            `json:"backend"`              // cut_backend: BackendAuto, BackendXDP or BackendNetdev
 	Blocklists []BlocklistConfig `json:"blocklists,omitempty"` // config blocklist sections
 }
+
+// Cut backends (cut_backend): where a device drops the frames of a cut.
+const (
+	BackendAuto   = "auto"   // native XDP where the driver has it, else netdev ingress
+	BackendXDP    = "xdp"    // as auto, and a device that cannot run XDP is a warning
+	BackendNetdev = "netdev" // the netdev ingress table on every device
+)
 
 // Blocklist kinds.
 const (
@@ -51,7 +60,7 @@ type BlocklistConfig struct {
 
 // DefaultConfig is what a missing /etc/config/fastpath means.
 func DefaultConfig() Config {
-	return Config{Enabled: true, InFastpath: true, Expiry: DefaultExpiry, SetSize: DefaultSetSize}
+	return Config{Enabled: true, InFastpath: true, Expiry: DefaultExpiry, SetSize: DefaultSetSize, Backend: BackendAuto}
 }
 
 // Normalized fills zero values with defaults and checks the ranges the
@@ -68,6 +77,13 @@ func (c Config) Normalized() (Config, error) {
 	}
 	if c.MinPrefix6 == 0 {
 		c.MinPrefix6 = DefaultMinPrefix6
+	}
+	switch c.Backend {
+	case "":
+		c.Backend = BackendAuto
+	case BackendAuto, BackendXDP, BackendNetdev:
+	default:
+		return c, fmt.Errorf("fastpath.main.cut_backend=%q: use auto, xdp or netdev", c.Backend)
 	}
 	if c.MinPrefix4 < 1 || c.MinPrefix4 > 32 {
 		return c, fmt.Errorf("fastpath.main.cut_min_prefix4=%d: use 1 to 32", c.MinPrefix4)
@@ -92,6 +108,23 @@ func (c Config) Normalized() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// Equal reports whether c and o are the same settings. (reflect.DeepEqual
+// would do, at some 6 KB of the mips binary.)
+func (c Config) Equal(o Config) bool {
+	if c.Enabled != o.Enabled || c.InFastpath != o.InFastpath || c.Expiry != o.Expiry || c.SetSize != o.SetSize ||
+		c.MinPrefix4 != o.MinPrefix4 || c.MinPrefix6 != o.MinPrefix6 || c.Backend != o.Backend || len(c.Blocklists) != len(o.Blocklists) {
+		return false
+	}
+	for i, b := range c.Blocklists {
+		p := o.Blocklists[i]
+		if b.Name != p.Name || b.Kind != p.Kind || b.Family != p.Family || b.Table != p.Table || b.Set != p.Set ||
+			b.Path != p.Path || !slices.Equal(b.Addresses, p.Addresses) {
+			return false
+		}
+	}
+	return true
 }
 
 // MinBits is the shortest prefix of a family that is cut unless forced

@@ -51,6 +51,7 @@ type Summary struct {
 	InFastpath    bool        `json:"in_fastpath"` // cut_in_fastpath setting and kernel support together
 	Reason        string      `json:"reason"`      // why in_fastpath is what it is
 	Devices       []string    `json:"devices"`
+	Backends      []Backend   `json:"backends,omitempty"` // per device: where its cut frames are dropped
 	Expiry        float64     `json:"expiry_s"`
 	SetSize       int         `json:"set_size"`
 	Active        int         `json:"active"`
@@ -62,6 +63,13 @@ type Summary struct {
 	// src/rpc's fit) or one page; 0 when the list is whole.
 	CutsTotal     int `json:"cuts_total,omitempty"`
 	WarningsTotal int `json:"warnings_total,omitempty"`
+}
+
+// Backend is where one device drops the frames of cut connections.
+type Backend struct {
+	Device  string `json:"device"`
+	Backend string `json:"backend"` // "xdp" (native, in the driver) or "netdev" (ingress table)
+	Reason  string `json:"reason"`
 }
 
 // Blocklist is one watched source of addresses.

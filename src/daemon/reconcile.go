@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
@@ -25,7 +25,7 @@ import (
 // Reconciler runs observe -> plan -> apply -> verify once per call.
 type Reconciler struct {
 	Root string
-	Log  *logrus.Entry
+	Log  *logger.Entry
 
 	// kernel is what passes and status use; nft, ct and cut are the
 	// clients behind it, for the event sources and the ubus calls.
@@ -56,7 +56,7 @@ type result struct {
 
 // NewReconciler opens the kernel interfaces. A missing conntrack netlink
 // interface is an error: without it nothing can be verified or cut.
-func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
+func NewReconciler(root string, log *logger.Entry) (*Reconciler, error) {
 	r := &Reconciler{Root: root, Log: log}
 	var err error
 	if r.nft, err = nft.New(); err != nil {
@@ -75,6 +75,9 @@ func NewReconciler(root string, log *logrus.Entry) (*Reconciler, error) {
 
 // Close releases the kernel interfaces and leaves the kernel state alone.
 func (r *Reconciler) Close() {
+	if err := r.cut.Close(); err != nil {
+		r.Log.WithError(err).Warn("detaching the XDP cut")
+	}
 	r.ct.Close()
 }
 

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/mdlayher/netlink"
-	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
@@ -165,7 +165,7 @@ func (d *Daemon) reconcile(ctx context.Context, why string) status.Status {
 	if err != nil {
 		log.WithError(err).Error("reconcile")
 	} else {
-		log.WithFields(logrus.Fields{"mode": st.Mode.Effective, "devices": st.Flowtable.Devices}).Debug("reconciled")
+		log.WithFields(logger.Fields{"mode": st.Mode.Effective, "devices": st.Flowtable.Devices}).Debug("reconciled")
 	}
 	d.syncBlocklists()
 	if before != st.Mode.Effective {

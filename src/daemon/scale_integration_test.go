@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack/cttest"
 	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
@@ -81,7 +81,7 @@ func objectIn(tb testing.TB, prefix string, n int) (map[string]ubus.Handler, *Re
 	tb.Helper()
 	lab, root := scaleLab(tb, prefix)
 	inject(tb, lab.Router, n)
-	log := logrus.New()
+	log := logger.New()
 	log.SetOutput(io.Discard)
 	var r *Reconciler
 	if err := labnet.In(lab.Router, func() (err error) {
@@ -96,7 +96,7 @@ func objectIn(tb testing.TB, prefix string, n int) (map[string]ubus.Handler, *Re
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	obj := rpc.New(controller{New(ctx, r)}, log)
+	obj := rpc.New(controller{New(ctx, r)}, logger.NewEntry(log))
 	handlers := map[string]ubus.Handler{}
 	for _, m := range obj.UbusObject().Methods {
 		handlers[m.Name] = m.Handler

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/lab/boardtree"
 	"github.com/fastpath-wrt/fastpath/src/report"
@@ -150,9 +150,9 @@ func newWorld(t *testing.T, board string) *world {
 // start is the daemon process starting: a new reconciler and daemon over
 // the same root and kernel, with nothing in memory.
 func (w *world) start() {
-	log := logrus.New()
+	log := logger.New()
 	log.SetOutput(io.Discard)
-	r := &Reconciler{Root: w.root, Log: logrus.NewEntry(log)}
+	r := &Reconciler{Root: w.root, Log: logger.NewEntry(log)}
 	r.kernel = kernel{flowtable: fakeFlowtable{w.kernel}, cut: &fakeCut{k: w.kernel}, flows: fakeFlows{w.kernel}}
 	w.d = New(context.Background(), r)
 	w.d.publish = func(name string, data any) {

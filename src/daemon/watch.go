@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"reflect"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/supervise"
@@ -27,7 +26,7 @@ func (d *Daemon) syncBlocklists() {
 	if !cfg.Enabled {
 		cfg.Blocklists = nil
 	}
-	if d.watch.cancel != nil && reflect.DeepEqual(d.watch.cfg, cfg) {
+	if d.watch.cancel != nil && d.watch.cfg.Equal(cfg) {
 		return
 	}
 	if d.watch.cancel != nil {

@@ -97,11 +97,14 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 			SetSize:    s.Settings.Fastpath.CutSetSize,
 			MinPrefix4: s.Settings.Fastpath.CutMinPrefix4,
 			MinPrefix6: s.Settings.Fastpath.CutMinPrefix6,
+			Backend:    s.Settings.Fastpath.CutBackend,
 			Blocklists: s.Settings.Fastpath.Blocklists,
 		},
 	}
 	if p.Enabled && !s.Settings.Fastpath.CutInFastpath {
 		p.note("cut", "cut_in_fastpath is off: a cut only deletes the conntrack entry, and a sender that keeps sending reaches the stack")
+	} else if p.Enabled {
+		p.note("cut", "%s", backendNote(s.Settings.Fastpath.CutBackend))
 	}
 	return p
 }
@@ -114,6 +117,19 @@ func (p *Plan) noteRecheck(s observe.Snapshot) {
 		why = "recheck_on_rule_change is on: when firewall4's forward-path rules really change, every offloaded flow takes the slow path once, so the new rules decide (a reload that re-renders the same rules keeps every flow); " + s.Firewall.Text()
 	}
 	p.Decisions = append(p.Decisions, Decision{Topic: "recheck", Reason: why})
+}
+
+// backendNote says where cut frames will be dropped: which device runs
+// which backend is known only once the daemon tries native XDP on it.
+func backendNote(backend string) string {
+	if backend == cut.BackendNetdev {
+		return "cut_backend is netdev: cut frames are dropped by the netdev ingress table on every device"
+	}
+	veths := " and on veths"
+	if backend == cut.BackendXDP {
+		veths = ""
+	}
+	return "cut_backend is " + backend + ": cut frames are dropped by native XDP in the driver where it attaches, by the netdev ingress table on devices without native XDP or with another XDP program" + veths + " (the status shows which and why)"
 }
 
 func (p *Plan) note(topic, format string, args ...any) {

@@ -39,6 +39,7 @@ func CutSummaryText(s cut.Summary) string {
 	}
 	fmt.Fprintf(&b, "cut         %s (%s)\n", state, s.Reason)
 	fmt.Fprintf(&b, "devices     %s\n", list(s.Devices))
+	b.WriteString(BackendsText(s.Backends))
 	fmt.Fprintf(&b, "expiry      %.0fs after the last frame; sets hold %d connections\n", s.Expiry, s.SetSize)
 	fmt.Fprintf(&b, "active      %d cuts, %d frames dropped\n", s.Active, s.FramesDropped)
 	for _, l := range s.Blocklists {
@@ -62,4 +63,13 @@ func more(indent string, total, shown int, what string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s... and %d more %s (%d in all)\n", indent, total-shown, what, total)
+}
+
+// BackendsText is one line per device: where its cut frames are dropped.
+func BackendsText(bs []cut.Backend) string {
+	var b strings.Builder
+	for _, d := range bs {
+		fmt.Fprintf(&b, "cut on      %s: %s (%s)\n", d.Device, d.Backend, d.Reason)
+	}
+	return b.String()
 }

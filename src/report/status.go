@@ -47,6 +47,7 @@ func StatusText(st status.Status) string {
 	c := st.Cut
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",
 		yesNo(c.InFastpath, "in the fast path", yesNo(c.Enabled, "conntrack deletion only", "off")), c.Active, c.FramesDropped)
+	b.WriteString(BackendsText(c.Backends))
 	for _, e := range st.Errors {
 		fmt.Fprintf(&b, "error       %s\n", e)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
@@ -21,9 +21,9 @@ var ErrDaemonNotRunning = errors.New("the fastpath daemon is not running (no 'fa
 // error is a *ubus.StatusError whose Message is the daemon's "error" text,
 // and the answer is the whole of it (e.g. {"error": "..."}).
 func CallFastpath(ctx context.Context, socketPath, method string, args any) (ubus.Table, error) {
-	log := logrus.New()
-	log.SetLevel(logrus.ErrorLevel)
-	c, err := ubus.DialLog(socketPath, log)
+	log := logger.New()
+	log.SetLevel(logger.ErrorLevel)
+	c, err := ubus.DialLog(socketPath, logger.NewEntry(log))
 	if err != nil {
 		return nil, fmt.Errorf("%w (%v)", ErrDaemonNotRunning, err)
 	}

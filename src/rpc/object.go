@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
@@ -20,7 +20,7 @@ const callTimeout = 20 * time.Second
 // Object is the fastpath ubus object bound to a controller.
 type Object struct {
 	ctl    Controller
-	log    logrus.FieldLogger
+	log    *logger.Entry
 	obj    *ubus.Object
 	events chan event
 	client *ubus.Client
@@ -30,9 +30,9 @@ type Object struct {
 }
 
 // New builds the object; Register puts it on ubus.
-func New(ctl Controller, log logrus.FieldLogger) *Object {
+func New(ctl Controller, log *logger.Entry) *Object {
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logger.Default()
 	}
 	o := &Object{ctl: ctl, log: log, events: make(chan event, eventQueue), stop: make(chan struct{})}
 	// paged: the list a method sizes itself by its limit argument.

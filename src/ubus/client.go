@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 )
 
 // Client keeps a connection to ubusd alive: it dials, registers its
@@ -16,7 +16,7 @@ import (
 // none they fail at once with StatusConnectionFailed.
 type Client struct {
 	path string
-	log  logrus.FieldLogger
+	log  *logger.Entry
 	// MinBackoff and MaxBackoff bound the wait between dial attempts.
 	MinBackoff, MaxBackoff time.Duration
 
@@ -44,9 +44,9 @@ type subscribeSpec struct {
 
 // NewClient prepares a client for the socket at path ("" for the default
 // paths). Register objects and listeners, then call Start.
-func NewClient(path string, log logrus.FieldLogger) *Client {
+func NewClient(path string, log *logger.Entry) *Client {
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logger.Default()
 	}
 	return &Client{
 		path: path, log: log,

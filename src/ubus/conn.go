@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 )
 
 // Socket paths ubusd listens on: OpenWrt 21.02 and later, then older ones.
@@ -50,7 +50,7 @@ var ErrClosed = errors.New("ubus connection closed")
 type Conn struct {
 	nc  net.Conn
 	id  uint32
-	log logrus.FieldLogger
+	log *logger.Entry
 
 	wmu sync.Mutex // serialises whole frames on the socket
 
@@ -87,11 +87,11 @@ type request struct {
 // Dial connects to ubusd at path; an empty path tries DefaultSocket, then
 // LegacySocket. It waits for ubusd's HELLO, which carries the client id.
 func Dial(path string) (*Conn, error) {
-	return DialLog(path, logrus.StandardLogger())
+	return DialLog(path, logger.Default())
 }
 
 // DialLog is Dial with a logger for connection-level problems.
-func DialLog(path string, log logrus.FieldLogger) (*Conn, error) {
+func DialLog(path string, log *logger.Entry) (*Conn, error) {
 	paths := []string{path}
 	if path == "" {
 		paths = []string{DefaultSocket, LegacySocket}
@@ -120,7 +120,7 @@ func DialLog(path string, log logrus.FieldLogger) (*Conn, error) {
 	return nil, fmt.Errorf("connecting to ubus socket %v: %w", paths, firstErr)
 }
 
-func newConn(nc net.Conn, log logrus.FieldLogger) (*Conn, error) {
+func newConn(nc net.Conn, log *logger.Entry) (*Conn, error) {
 	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	hello, err := ReadMessage(nc)
 	if err != nil {

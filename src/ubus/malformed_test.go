@@ -1,17 +1,18 @@
 package ubus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-	logtest "github.com/sirupsen/logrus/hooks/test"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 )
 
 // A malformed frame closes that connection with a log line; pending calls
@@ -38,8 +39,10 @@ func TestMalformedFrameClosesConnection(t *testing.T) {
 		// must come from the malformed frame, not from this side closing.
 		io.Copy(io.Discard, nc)
 	}()
-	log, hook := logtest.NewNullLogger()
-	c, err := DialLog(path, log)
+	var logged syncBuffer
+	log := logger.New()
+	log.SetOutput(&logged)
+	c, err := DialLog(path, logger.NewEntry(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +60,8 @@ func TestMalformedFrameClosesConnection(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("connection still open after a malformed frame")
 	}
-	e := hook.LastEntry()
-	if e == nil || e.Level != logrus.WarnLevel || !strings.Contains(e.Message, "malformed frame") {
-		t.Fatalf("log entry %+v, want a warning about the malformed frame", e)
+	if line := logged.String(); !strings.Contains(line, "level=warning") || !strings.Contains(line, "malformed frame") {
+		t.Fatalf("log %q, want a warning about the malformed frame", line)
 	}
 }
 
@@ -68,4 +70,23 @@ func TestDialNamesMissingSocket(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is ubusd running?") {
 		t.Fatalf("error %v, want one naming the socket and ubusd", err)
 	}
+}
+
+// syncBuffer is a bytes.Buffer the connection's reader may write while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

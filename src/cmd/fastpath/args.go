@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -13,7 +12,7 @@ import (
 // parseArgs parses flags wherever they stand, before, between or after the
 // positional arguments (`fastpath set software --root DIR`), and returns
 // the positionals in order. After "--" everything is positional.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseArgs(fs *flagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -33,7 +32,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // parseNone parses a command's flags and refuses positional arguments, so
 // a mistyped flag is not silently ignored.
-func parseNone(fs *flag.FlagSet, args []string) error {
+func parseNone(fs *flagSet, args []string) error {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -41,7 +40,7 @@ func parseNone(fs *flag.FlagSet, args []string) error {
 	if len(pos) > 0 {
 		fmt.Fprintf(fs.Output(), "%s takes no arguments, only flags: %q\n", fs.Name(), pos)
 		fs.Usage()
-		return flag.ErrHelp
+		return errHelp
 	}
 	return nil
 }

@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/daemon"
 	"github.com/fastpath-wrt/fastpath/src/observe"
@@ -26,8 +25,8 @@ type options struct {
 	socket  string
 }
 
-func newFlags(name string, o *options, withJSON bool) *flag.FlagSet {
-	fs := flag.NewFlagSet("fastpath "+name, flag.ContinueOnError)
+func newFlags(name string, o *options, withJSON bool) *flagSet {
+	fs := newFlagSet("fastpath " + name)
 	fs.StringVar(&o.root, "root", "/", "read every file (procfs, sysfs, device tree, /etc, /tmp/sysinfo) below `DIR`")
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
 	fs.StringVar(&o.socket, "ubus", "", "ubus socket `PATH` (default /var/run/ubus/ubus.sock, then /var/run/ubus.sock)")
@@ -37,14 +36,12 @@ func newFlags(name string, o *options, withJSON bool) *flag.FlagSet {
 	return fs
 }
 
-func logger(o options) *logrus.Entry {
-	l := logrus.New()
-	l.SetOutput(os.Stderr)
-	l.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+func newLog(o options) *logger.Entry {
+	l := logger.New()
 	if o.verbose {
-		l.SetLevel(logrus.DebugLevel)
+		l.SetLevel(logger.DebugLevel)
 	}
-	return logrus.NewEntry(l)
+	return logger.NewEntry(l)
 }
 
 // printJSON prints v as JSON indented by two spaces, keys in field order.
@@ -90,7 +87,7 @@ func runApply(args []string) int {
 	if err := parseNone(newFlags("apply", &o, true), args); err != nil {
 		return 2
 	}
-	r, err := daemon.NewReconciler(o.root, logger(o))
+	r, err := daemon.NewReconciler(o.root, newLog(o))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -116,7 +113,7 @@ func runDaemon(args []string) int {
 		return 2
 	}
 	daemon.IgnoreHangups()
-	log := logger(o)
+	log := newLog(o)
 	// One daemon per router; a cleanup waits for a stopping one to end.
 	wait := 5 * time.Second
 	if cleanup {
@@ -149,7 +146,7 @@ func runDaemon(args []string) int {
 // localStatus reads the kernel without the daemon: the plan as it would
 // be made now beside what the kernel has.
 func localStatus(o options) (any, error) {
-	r, err := daemon.NewReconciler(o.root, logger(o))
+	r, err := daemon.NewReconciler(o.root, newLog(o))
 	if err != nil {
 		return nil, err
 	}

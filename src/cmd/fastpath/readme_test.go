@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
@@ -112,7 +112,7 @@ func TestREADMECommands(t *testing.T) {
 	}
 	defer broker.Close()
 	ctl := &recordingController{}
-	client := ubus.NewClient(sock, logrus.NewEntry(logrus.New()))
+	client := ubus.NewClient(sock, logger.NewEntry(logger.New()))
 	obj := rpc.New(ctl, nil)
 	if err := obj.Register(client); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -117,7 +116,7 @@ func runSet(args []string) int {
 		if werr != nil {
 			return fail("%v", werr)
 		}
-		r, rerr := daemon.NewReconciler(o.root, logger(o))
+		r, rerr := daemon.NewReconciler(o.root, newLog(o))
 		if rerr != nil {
 			return fail("mode written to UCI, but not applied: %v", rerr)
 		}
@@ -157,7 +156,7 @@ type cutFlags struct {
 	force, local            bool
 }
 
-func (c *cutFlags) register(fs *flag.FlagSet, withReason bool) {
+func (c *cutFlags) register(fs *flagSet, withReason bool) {
 	fs.StringVar(&c.proto, "proto", "", "`tcp` or udp (with --src, --sport, --dst, --dport: one connection)")
 	fs.StringVar(&c.src, "src", "", "source `IP` of the connection")
 	fs.StringVar(&c.dst, "dst", "", "destination `IP` of the connection")

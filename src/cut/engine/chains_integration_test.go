@@ -13,8 +13,8 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
 	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/mdlayher/netlink"
-	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -210,7 +210,7 @@ func TestIntegrationChainsAfterRestart(t *testing.T) {
 	}
 	var next *engine.Engine
 	err := labnet.In(r.lab.Router, func() (err error) {
-		next, err = engine.NewEngine(r.ct, logrus.NewEntry(logrus.New()))
+		next, err = engine.NewEngine(r.ct, logger.NewEntry(logger.New()))
 		return err
 	})
 	if err != nil {

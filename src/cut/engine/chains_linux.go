@@ -37,7 +37,8 @@ func (e *Engine) ourChains() (map[string]*nftables.Chain, error) {
 // device goes in its own batch so one missing device spoils no other.
 func (e *Engine) syncChains() {
 	want := map[string]string{} // chain name -> device
-	for _, d := range e.devices {
+	devices := e.chainDevices()
+	for _, d := range devices {
 		want[cut.ChainName(d)] = d
 	}
 	have, err := e.ourChains()
@@ -51,7 +52,7 @@ func (e *Engine) syncChains() {
 			e.detach(name, c)
 		}
 	}
-	for _, d := range e.devices {
+	for _, d := range devices {
 		name := cut.ChainName(d)
 		if c, ok := have[name]; ok {
 			rules, err := e.nft.GetRules(e.table, c)
@@ -97,7 +98,7 @@ func (e *Engine) chainRefused(device string, err error) {
 // not been refused.
 func (e *Engine) unhooked() []string {
 	var out []string
-	for _, d := range e.devices {
+	for _, d := range e.chainDevices() {
 		if !e.hooked[cut.ChainName(d)] && !e.chainFails[d] {
 			out = append(out, d)
 		}

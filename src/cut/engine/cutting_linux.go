@@ -14,9 +14,9 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/google/nftables"
-	"github.com/sirupsen/logrus"
 )
 
 // CutAddress cuts every TCP and UDP connection with an end in p, in the
@@ -148,7 +148,7 @@ func (e *Engine) record(cuts []cut.Cut) {
 // one line per trigger; a cut released since its insert keeps its entry.
 // The caller holds e.mu.
 func (e *Engine) finishCuts(cuts []cut.Cut) error {
-	debug := e.log.Logger.IsLevelEnabled(logrus.DebugLevel)
+	debug := e.log.Logger.IsLevelEnabled(logger.DebugLevel)
 	var kept []cut.Cut
 	var del []netstate.Flow
 	for _, c := range cuts {
@@ -255,6 +255,7 @@ func (e *Engine) insertMore(run *insertRun, cuts []cut.Cut) {
 		default:
 			e.note(fmt.Sprintf("cut: adding %d cut(s) to the sets failed: %v; they fall back to conntrack deletion", len(chunk), err))
 		}
+		e.xdpInsert(chunk)
 	}
 }
 

@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/xdp"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
-	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +26,7 @@ type Engine struct {
 	mu  sync.Mutex
 	ct  *conntrack.Client
 	nft *nftables.Conn
-	log *logrus.Entry
+	log *logger.Entry
 
 	cfg      cut.Config
 	devices  []string
@@ -64,6 +66,9 @@ type Engine struct {
 	lookup *netlink.Conn       // nftables, for exact element lookups (lookupTuples)
 	own    map[netip.Addr]bool // the router's addresses: connections of its own are not cut unless asked
 
+	xdp   xdpSide // the devices that cut in their driver (backend_linux.go)
+	netNS int     // the network namespace NewEngine ran in, for the XDP backend's rtnetlink
+
 	afterInsert  func(cuts int)    // tests: called once a batch of cuts is in the sets
 	afterRelease func(t cut.Tuple) // tests: called once a release of t committed
 	beforeFinish func()            // tests: called by a block-list pass between its inserts and its conntrack deletes
@@ -82,12 +87,12 @@ const maxRecent = 20
 // NewEngine opens a netlink connection to nftables in the current network
 // namespace. ct is used to find and delete the conntrack entries of cut
 // connections. Call Sync before cutting.
-func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
+func NewEngine(ct *conntrack.Client, log *logger.Entry) (*Engine, error) {
 	if ct == nil {
 		return nil, errors.New("cut engine: a conntrack client is required")
 	}
 	if log == nil {
-		log = logrus.NewEntry(logrus.StandardLogger())
+		log = logger.Default()
 	}
 	conn, err := nftables.New(nftables.AsLasting())
 	if err != nil {
@@ -104,7 +109,14 @@ func NewEngine(ct *conntrack.Client, log *logrus.Entry) (*Engine, error) {
 		rt.Close()
 		return nil, fmt.Errorf("cut engine: open nftables netlink: %w", err)
 	}
+	// The sockets above act in this namespace; so must the XDP backend,
+	// opened later by Sync from whatever thread runs it.
+	ns, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		ns = -1 // kernels before 3.17 lack thread-self: the XDP backend uses the caller's namespace
+	}
 	return &Engine{
+		netNS:      ns,
 		rt:         rt,
 		lookup:     lookup,
 		cutIDs:     map[uint32]struct{}{},
@@ -149,7 +161,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		if !cfg.Enabled {
 			e.reason = "fastpath is disabled"
 		}
-		return e.removeTable()
+		return errors.Join(e.closeXDP(), e.removeTable())
 	}
 
 	table := &nftables.Table{Family: nftables.TableFamilyNetdev, Name: cut.TableName}
@@ -174,6 +186,7 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		e.inFast = false
 		e.hooked = map[string]bool{}
 		e.stopIdleCheck()
+		e.closeXDP()
 		if isNoNetdev(err) {
 			e.reason = "this kernel has no nftables netdev family (CONFIG_NF_TABLES_NETDEV, OpenWrt package kmod-nft-netdev): a cut deletes the conntrack entry only"
 			e.log.Warn(e.reason)
@@ -192,8 +205,12 @@ func (e *Engine) Sync(devices []string, cfg cut.Config) error {
 		e.readReleased()
 	}
 	e.inFast = true
+	e.syncBackends()
 	e.syncAttachment()
 	e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped at ingress (priority %d) on %d device(s)", cut.Priority, len(e.devices))
+	if n := len(e.xdp.runs); n > 0 {
+		e.reason = fmt.Sprintf("cut_in_fastpath is on: cut connections are dropped by native XDP in the driver on %d device(s), at netdev ingress (priority %d) on %d", n, cut.Priority, len(e.devices)-n)
+	}
 	if len(e.devices) == 0 {
 		e.reason = "cut_in_fastpath is on, but there are no flowtable devices yet: cut connections are dropped once there are"
 	}
@@ -272,13 +289,31 @@ func (e *Engine) Cleanup() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.inFast = false
-	err := e.removeTable()
+	err := errors.Join(e.closeXDP(), e.removeTable())
+	if cleared, lerr := xdp.DetachLeftovers(max(e.netNS, 0)); lerr != nil {
+		err = errors.Join(err, fmt.Errorf("cut: %w", lerr))
+	} else if len(cleared) > 0 {
+		e.log.WithField("devices", strings.Join(cleared, ",")).Info("cut: detached the XDP cut program an earlier run left")
+	}
 	if cerr := e.nft.CloseLasting(); err == nil {
 		err = cerr
 	}
 	e.rt.Close()
 	e.lookup.Close()
 	return err
+}
+
+// Close detaches the XDP cut program and frees its map, leaving the netdev
+// table in place: the daemon ends, and nothing would expire the XDP
+// map's cuts; the table's elements expire by themselves.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.netNS >= 0 {
+		unix.Close(e.netNS)
+		e.netNS = -1
+	}
+	return e.closeXDP()
 }
 
 // isNoNetdev recognises the kernel's answer when the netdev family of

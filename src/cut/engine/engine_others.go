@@ -9,8 +9,8 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
-	"github.com/sirupsen/logrus"
 )
 
 var errNotLinux = errors.New("cut: the fast-path cut needs Linux nftables")
@@ -19,7 +19,7 @@ var errNotLinux = errors.New("cut: the fast-path cut needs Linux nftables")
 type Engine struct{}
 
 // NewEngine fails: the cut is a Linux facility.
-func NewEngine(*conntrack.Client, *logrus.Entry) (*Engine, error) { return nil, errNotLinux }
+func NewEngine(*conntrack.Client, *logger.Entry) (*Engine, error) { return nil, errNotLinux }
 
 func (e *Engine) Sync([]string, cut.Config) error { return errNotLinux }
 func (e *Engine) CutAddress(context.Context, netip.Prefix, string, string, cut.CutOptions) ([]cut.Cut, error) {
@@ -32,4 +32,5 @@ func (e *Engine) Release(context.Context, func(cut.Cut) bool) (int, error) { ret
 func (e *Engine) Summary() cut.Summary                                     { return cut.Summary{Reason: errNotLinux.Error()} }
 func (e *Engine) WatchBlocklists(context.Context, cut.Config) error        { return errNotLinux }
 func (e *Engine) Cleanup() error                                           { return errNotLinux }
+func (e *Engine) Close() error                                             { return nil }
 func (e *Engine) UseEvents(*nftevents.Hub)                                 {}

@@ -17,7 +17,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
 	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
-	"github.com/sirupsen/logrus"
+	"github.com/fastpath-wrt/fastpath/src/logger"
 )
 
 // rig is a lab with the cut engine running on its router.
@@ -38,16 +38,16 @@ func newRig(t *testing.T, prefix string, cfg cut.Config) *rig {
 	}
 	t.Cleanup(lab.Close)
 	r := &rig{lab: lab}
-	log := logrus.New()
-	log.SetLevel(logrus.WarnLevel)
+	log := logger.New()
+	log.SetLevel(logger.WarnLevel)
 	if os.Getenv("FASTPATH_TEST_DEBUG") != "" {
-		log.SetLevel(logrus.DebugLevel)
+		log.SetLevel(logger.DebugLevel)
 	}
 	err = labnet.In(lab.Router, func() (err error) {
 		if r.ct, err = conntrack.Open(); err != nil {
 			return fmt.Errorf("conntrack (nf_conntrack_netlink): %w", err)
 		}
-		r.eng, err = engine.NewEngine(r.ct, logrus.NewEntry(log))
+		r.eng, err = engine.NewEngine(r.ct, logger.NewEntry(log))
 		return err
 	})
 	if err != nil {
@@ -63,8 +63,10 @@ func newRig(t *testing.T, prefix string, cfg cut.Config) *rig {
 	return r
 }
 
+// testConfig cuts in the netdev table on every device: the tests of the
+// XDP backend (xdp_integration_test.go) ask for it.
 func testConfig() cut.Config {
-	return cut.Config{Enabled: true, InFastpath: true, Expiry: 2 * time.Second, SetSize: 65536}
+	return cut.Config{Enabled: true, InFastpath: true, Expiry: 2 * time.Second, SetSize: 65536, Backend: cut.BackendNetdev}
 }
 
 // stackCounters counts, on the router, the TCP and UDP frames that get

@@ -39,12 +39,16 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 	var firstErr error
 	unguarded := 0
 	var pending []cut.Cut
+	inMap := map[string]bool{} // cuts the XDP map held: released there already
 	for _, c := range cuts {
 		if !match(c) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return n, err
+		}
+		if e.xdpRelease(c) {
+			inMap[c.Original.String()] = true
 		}
 		if !c.InFastpath || !e.inFast {
 			delete(e.cuts, c.Original.String())
@@ -87,7 +91,7 @@ func (e *Engine) releaseMatching(ctx context.Context, cuts []cut.Cut, match func
 				continue // still known: the next pass over the lists tries again
 			}
 			delete(e.cuts, c.Original.String())
-			if released {
+			if released || inMap[c.Original.String()] {
 				n++
 			}
 		}

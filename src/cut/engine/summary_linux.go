@@ -16,8 +16,10 @@ import (
 type element struct {
 	tuple   cut.Tuple
 	expires float64 // seconds
-	packets uint64
+	packets uint64  // of the set element: two per frame
 	bytes   uint64
+	// xdpFrames are the frames the XDP program dropped (one each).
+	xdpFrames uint64
 }
 
 // Summary reports the cuts as the kernel's set elements show them (time
@@ -32,6 +34,7 @@ func (e *Engine) Summary() cut.Summary {
 		InFastpath: e.inFast,
 		Reason:     e.reason,
 		Devices:    append([]string{}, e.devices...),
+		Backends:   append([]cut.Backend(nil), e.xdp.backends...),
 		Expiry:     e.cfg.Expiry.Seconds(),
 		SetSize:    e.cfg.SetSize,
 		Warnings:   append(append([]string{}, e.warnings...), e.recent...),
@@ -66,6 +69,9 @@ func (e *Engine) Summary() cut.Summary {
 			}
 		}
 	}
+	if e.inFast {
+		e.xdpElements(elems, func(w string) { s.Warnings = append(s.Warnings, w) })
+	}
 	seen := map[string]bool{}
 	var unseen []string
 	for key, r := range e.cuts {
@@ -81,12 +87,13 @@ func (e *Engine) Summary() cut.Summary {
 		}
 		alive := false
 		c.Expires, c.Frames, c.Bytes = 0, 0, 0
-		var touches uint64
+		var touches, dropped uint64
 		for _, k := range r.keys {
 			if el, ok := elems[k]; ok {
 				alive = true
 				seen[k] = true
 				touches += el.packets
+				dropped += el.xdpFrames
 				c.Bytes += el.bytes / 2
 				if el.expires > c.Expires {
 					c.Expires = el.expires
@@ -97,7 +104,7 @@ func (e *Engine) Summary() cut.Summary {
 			unseen = append(unseen, key) // expired, or skipped by the dump
 			continue
 		}
-		c.Frames = touches / 2
+		c.Frames = touches/2 + dropped
 		c.ExpiresIn = secondsDuration(c.Expires)
 		s.Cuts = append(s.Cuts, c)
 	}
@@ -110,7 +117,7 @@ func (e *Engine) Summary() cut.Summary {
 		s.Cuts = append(s.Cuts, cut.Cut{
 			Original: el.tuple, Reply: el.tuple.Reverse(), Trigger: "unknown",
 			Reason: "element found in the cut set", Expires: el.expires, ExpiresIn: secondsDuration(el.expires),
-			Frames: el.packets / 2, Bytes: el.bytes / 2, InFastpath: true,
+			Frames: el.packets/2 + el.xdpFrames, Bytes: el.bytes / 2, InFastpath: true,
 		})
 	}
 	sort.Slice(s.Cuts, func(i, j int) bool { return s.Cuts[i].Original.String() < s.Cuts[j].Original.String() })

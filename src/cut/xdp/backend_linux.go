@@ -23,6 +23,12 @@ const mapName = "fastpath_cuts"
 type Options struct {
 	MaxEntries int // tuples the map holds; a cut connection takes two
 	NetNS      int // network namespace fd for the devices; 0: the caller's
+	// Veth runs the program on veth devices too. Their XDP is native in
+	// name only: it runs on skbs the peer already built, converted (and
+	// copied when they are GSO or cloned), and it turns the peer's GSO off,
+	// which slowed TCP forwarding through the lab's veths about eightfold;
+	// dropping there gains nothing over netdev ingress. Tests use it.
+	Veth bool
 }
 
 // Device is where one device's cut runs and why.
@@ -40,6 +46,7 @@ type Backend struct {
 	progFD     int
 	progID     uint32
 	maxEntries int
+	veth       bool
 	devices    map[string]*attachment
 }
 
@@ -54,7 +61,7 @@ func Open(opt Options) (*Backend, error) {
 	if opt.MaxEntries < 2 || opt.MaxEntries > 1<<24 {
 		return nil, fmt.Errorf("xdp cut map of %d entries: use 2 to %d", opt.MaxEntries, 1<<24)
 	}
-	b := &Backend{mapFD: -1, progFD: -1, maxEntries: opt.MaxEntries, devices: map[string]*attachment{}}
+	b := &Backend{mapFD: -1, progFD: -1, maxEntries: opt.MaxEntries, veth: opt.Veth, devices: map[string]*attachment{}}
 	var err error
 	if b.nl, err = netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: opt.NetNS}); err != nil {
 		return nil, fmt.Errorf("rtnetlink: %w", err)
@@ -101,20 +108,31 @@ func (b *Backend) Attach(dev string) Device {
 // that came back (hotplug) or whose foreign program left gets the program.
 func (b *Backend) SetDevices(devs []string) ([]Device, error) {
 	want := make(map[string]bool, len(devs))
+	names := make([]string, 0, len(devs))
 	for _, d := range devs {
-		want[d] = true
-	}
-	var errs []error
-	for _, d := range b.Devices() {
-		if !want[d.Name] {
-			errs = append(errs, b.Detach(d.Name))
+		if !want[d] {
+			want[d] = true
+			names = append(names, d)
 		}
 	}
-	out := make([]Device, 0, len(devs))
-	for _, d := range devs {
-		out = append(out, b.Attach(d))
+	sort.Strings(names)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for name, a := range b.devices {
+		if !want[name] {
+			delete(b.devices, name)
+			if a.XDP {
+				errs = append(errs, b.detach(a))
+			}
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	out := make([]Device, 0, len(names))
+	for _, d := range names {
+		a := b.attach(d)
+		b.devices[d] = a
+		out = append(out, a.Device)
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -129,6 +147,9 @@ func (b *Backend) attach(dev string) *attachment {
 	ok := &attachment{Device: Device{Name: dev, XDP: true, Reason: fmt.Sprintf("native XDP in the driver (program %d)", b.progID)}, index: l.index}
 	if l.progID == b.progID && l.attached == xdpAttachedDrv {
 		return ok
+	}
+	if l.kind == "veth" && !b.veth && l.attached == xdpAttachedNone {
+		return refuse(l.index, "%s is a veth, whose XDP runs on skbs its peer already built and turns the peer's GSO off: no gain over netdev ingress (cut_backend xdp uses it anyway)", dev)
 	}
 	if l.attached != xdpAttachedNone {
 		earlier, why := b.earlierRun(l)
@@ -265,19 +286,24 @@ func (b *Backend) Cut(tuples []cut.Tuple) error {
 	return nil
 }
 
-// Release removes tuples from the map; frames in flight cannot bring them
-// back, since the program never adds a key.
-func (b *Backend) Release(tuples []cut.Tuple) error {
+// Release removes tuples from the map and returns how many were there;
+// frames in flight cannot bring them back, since the program never adds
+// a key.
+func (b *Backend) Release(tuples []cut.Tuple) (int, error) {
+	n := 0
 	for _, t := range tuples {
 		k, err := EncodeKey(t)
 		if err != nil {
-			return fmt.Errorf("release %s: %w", t, err)
+			return n, fmt.Errorf("release %s: %w", t, err)
 		}
-		if err := mapDelete(b.mapFD, k[:]); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("release %s: %w", t, err)
+		switch err := mapDelete(b.mapFD, k[:]); {
+		case err == nil:
+			n++
+		case !errors.Is(err, unix.ENOENT):
+			return n, fmt.Errorf("release %s: %w", t, err)
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // Lookup returns what the program recorded for one tuple, and whether it
@@ -318,28 +344,43 @@ func (b *Backend) Stats() ([]TupleStats, error) {
 // came, is older than expiry, and returns them: cut_expiry as the netdev
 // table's set timeouts keep it. A frame that lands between the look and
 // the delete is let through with the rest of the connection, as one just
-// after a set element's timeout is.
-func (b *Backend) Expire(expiry time.Duration) ([]cut.Tuple, error) {
+// after a set element's timeout is. next is how long until the quietest
+// tuple left would expire; 0 when none is left.
+func (b *Backend) Expire(expiry time.Duration) (released []cut.Tuple, next time.Duration, err error) {
 	mono, _ := clocks()
-	return b.expireBefore(mono - expiry)
+	released, oldest, err := b.expireBefore(mono - expiry)
+	if oldest >= 0 {
+		next = max(oldest+expiry-mono, time.Millisecond)
+	}
+	return released, next, err
 }
 
-// expireBefore releases what has been quiet since the monotonic time cutoff.
-func (b *Backend) expireBefore(cutoff time.Duration) ([]cut.Tuple, error) {
+// expireBefore releases what has been quiet since the monotonic time
+// cutoff; oldest is the last activity of the quietest tuple it leaves, -1
+// when it leaves none.
+func (b *Backend) expireBefore(cutoff time.Duration) (released []cut.Tuple, oldest time.Duration, err error) {
 	quiet := func(v []byte) bool { return decodeValue(v, binary.NativeEndian).lastActive() <= cutoff }
 	var keys []Key
-	err := eachEntry(b.mapFD, b.maxEntries, func(kb, vb []byte) {
+	oldest = -1
+	err = eachEntry(b.mapFD, b.maxEntries, func(kb, vb []byte) {
 		if quiet(vb) {
 			var k Key
 			copy(k[:], kb)
 			keys = append(keys, k)
+		} else if a := decodeValue(vb, binary.NativeEndian).lastActive(); oldest < 0 || a < oldest {
+			oldest = a
 		}
 	})
-	var released []cut.Tuple
 	v := make([]byte, ValueSize)
 	for _, k := range keys {
 		// Look again just before the delete: a frame since the walk keeps it.
-		if mapLookup(b.mapFD, k[:], v) != nil || !quiet(v) {
+		if mapLookup(b.mapFD, k[:], v) != nil {
+			continue
+		}
+		if !quiet(v) {
+			if a := decodeValue(v, binary.NativeEndian).lastActive(); oldest < 0 || a < oldest {
+				oldest = a
+			}
 			continue
 		}
 		if mapDelete(b.mapFD, k[:]) != nil {
@@ -349,7 +390,7 @@ func (b *Backend) expireBefore(cutoff time.Duration) ([]cut.Tuple, error) {
 			released = append(released, t)
 		}
 	}
-	return released, err
+	return released, oldest, err
 }
 
 // eachEntry walks a map, at most limit entries (a map that changes while it

@@ -15,6 +15,7 @@ var errNotLinux = errors.New("the XDP cut needs Linux")
 type Options struct {
 	MaxEntries int
 	NetNS      int
+	Veth       bool
 }
 
 // Device is where one device's cut runs and why.
@@ -31,15 +32,19 @@ func Open(Options) (*Backend, error) { return nil, errNotLinux }
 func (b *Backend) Attach(dev string) Device {
 	return Device{Name: dev, Reason: errNotLinux.Error()}
 }
-func (b *Backend) Detach(string) error       { return errNotLinux }
-func (b *Backend) Devices() []Device         { return nil }
-func (b *Backend) Cut([]cut.Tuple) error     { return errNotLinux }
-func (b *Backend) Release([]cut.Tuple) error { return errNotLinux }
+func (b *Backend) Detach(string) error              { return errNotLinux }
+func (b *Backend) Devices() []Device                { return nil }
+func (b *Backend) Cut([]cut.Tuple) error            { return errNotLinux }
+func (b *Backend) Release([]cut.Tuple) (int, error) { return 0, errNotLinux }
 func (b *Backend) Lookup(cut.Tuple) (TupleStats, bool, error) {
 	return TupleStats{}, false, errNotLinux
 }
-func (b *Backend) Stats() ([]TupleStats, error)              { return nil, errNotLinux }
-func (b *Backend) Close() error                              { return nil }
-func (b *Backend) Leave() error                              { return nil }
-func (b *Backend) Expire(time.Duration) ([]cut.Tuple, error) { return nil, errNotLinux }
-func (b *Backend) SetDevices([]string) ([]Device, error)     { return nil, errNotLinux }
+func (b *Backend) Stats() ([]TupleStats, error) { return nil, errNotLinux }
+func (b *Backend) Close() error                 { return nil }
+func (b *Backend) Leave() error                 { return nil }
+func (b *Backend) Expire(time.Duration) ([]cut.Tuple, time.Duration, error) {
+	return nil, 0, errNotLinux
+}
+func (b *Backend) SetDevices([]string) ([]Device, error) { return nil, errNotLinux }
+
+func DetachLeftovers(int) ([]string, error) { return nil, nil }

@@ -65,7 +65,7 @@ func (r *rig) cutHolds(t *testing.T, flows []flow, tuples []cut.Tuple) {
 			t.Errorf("%s: %d frames reached the stack while cut, want 0", f.spec.tuple, during)
 		}
 	}
-	if err := r.b.Release(tuples); err != nil {
+	if _, err := r.b.Release(tuples); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range flows {
@@ -144,7 +144,7 @@ func TestIntegrationReleaseUnderFloodHolds(t *testing.T) {
 		}
 		waitFor(t, "a frame dropped by the fresh cut", func() bool { return r.packets(t, tu) >= 1 })
 		dropped += r.packets(t, tu)
-		if err := b.Release(both); err != nil {
+		if _, err := b.Release(both); err != nil {
 			t.Fatal(err)
 		}
 		c := r.lanTap.count(id)
@@ -270,7 +270,7 @@ func TestIntegrationForeignProgramLeftInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer setXDP(c, l.index, -1, mode.flags, -1)
-			b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+			b, err := Open(Options{Veth: true, MaxEntries: 64, NetNS: r.netns})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +301,7 @@ func TestIntegrationNoNativeXDPFallsBack(t *testing.T) {
 	if _, err := r.lab.Exec(r.lab.Router, "ip", "link", "add", "br9", "type", "bridge"); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	b, err := Open(Options{Veth: true, MaxEntries: 64, NetNS: r.netns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,12 +316,37 @@ func TestIntegrationNoNativeXDPFallsBack(t *testing.T) {
 	}
 }
 
+// Without Options.Veth a veth keeps the netdev cut, with the reason; with
+// it the same veth runs the program.
+func TestIntegrationVethOnlyWhenAsked(t *testing.T) {
+	r := newRig(t)
+	b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if d := b.Attach("lan0"); d.XDP || !strings.Contains(d.Reason, "is a veth") || !strings.Contains(d.Reason, "netdev ingress") {
+		t.Errorf("Attach(lan0) without Veth = %+v, want the netdev cut and why", d)
+	}
+	if l := r.link(t, "lan0"); l.attached != xdpAttachedNone {
+		t.Errorf("lan0 runs XDP (%s) although Veth was not asked", attachedMode(l.attached))
+	}
+	v, err := Open(Options{Veth: true, MaxEntries: 64, NetNS: r.netns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if d := v.Attach("lan0"); !d.XDP {
+		t.Errorf("Attach(lan0) with Veth = %+v, want native XDP", d)
+	}
+}
+
 // A later run replaces fastpath's own program of an earlier one (a daemon
 // killed, or one that left with Leave) and carries its cuts over; the
 // earlier backend's Close then leaves the new program in place.
 func TestIntegrationEarlierRunReplaced(t *testing.T) {
 	r := newRig(t)
-	earlier, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	earlier, err := Open(Options{Veth: true, MaxEntries: 64, NetNS: r.netns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +403,7 @@ func TestIntegrationVerifierLog(t *testing.T) {
 // the next run to take over.
 func TestIntegrationLeaveKeepsDropping(t *testing.T) {
 	r := newRig(t)
-	b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	b, err := Open(Options{Veth: true, MaxEntries: 64, NetNS: r.netns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +445,7 @@ func TestIntegrationLeaveKeepsDropping(t *testing.T) {
 // holds stays cut.
 func TestIntegrationMapFull(t *testing.T) {
 	needRoot(t)
-	b, err := Open(Options{MaxEntries: 2})
+	b, err := Open(Options{Veth: true, MaxEntries: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +465,7 @@ func TestIntegrationMapFull(t *testing.T) {
 	if stats, err := b.Stats(); err != nil || len(stats) != 2 {
 		t.Errorf("Stats = %v, %v; want the two tuples", stats, err)
 	}
-	if _, err := Open(Options{MaxEntries: 1}); err == nil {
+	if _, err := Open(Options{Veth: true, MaxEntries: 1}); err == nil {
 		t.Error("Open took a map of one entry")
 	}
 }
@@ -466,7 +491,7 @@ func TestIntegrationExpire(t *testing.T) {
 	if busyAt <= cutAt {
 		t.Fatalf("the frame's stamp %d is not after the cut's %d", busyAt, cutAt)
 	}
-	released, err := b.expireBefore(time.Duration(cutAt + (busyAt-cutAt)/2))
+	released, _, err := b.expireBefore(time.Duration(cutAt + (busyAt-cutAt)/2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,11 +501,11 @@ func TestIntegrationExpire(t *testing.T) {
 	if _, isCut, _ := b.Lookup(busy); !isCut {
 		t.Errorf("%s was released although its last frame is after the cutoff", busy)
 	}
-	if got, err := b.Expire(time.Hour); err != nil || len(got) != 0 {
-		t.Errorf("Expire(1h) released %v (%v), want nothing", got, err)
+	if got, next, err := b.Expire(time.Hour); err != nil || len(got) != 0 || next <= 30*time.Minute {
+		t.Errorf("Expire(1h) released %v, next in %v (%v), want nothing and the next in about an hour", got, next, err)
 	}
-	if got, err := b.Expire(0); err != nil || len(got) != 1 || got[0] != busy {
-		t.Errorf("Expire(0) released %v (%v), want %s", got, err, busy)
+	if got, next, err := b.Expire(0); err != nil || len(got) != 1 || got[0] != busy || next != 0 {
+		t.Errorf("Expire(0) released %v, next in %v (%v), want %s and none left", got, next, err, busy)
 	}
 }
 
@@ -498,7 +523,7 @@ func (r *rig) raw(t *testing.T, tu cut.Tuple) value {
 // off from outside comes back, and an unchanged call changes nothing.
 func TestIntegrationSetDevices(t *testing.T) {
 	r := newRig(t)
-	b, err := Open(Options{MaxEntries: 64, NetNS: r.netns})
+	b, err := Open(Options{Veth: true, MaxEntries: 64, NetNS: r.netns})
 	if err != nil {
 		t.Fatal(err)
 	}

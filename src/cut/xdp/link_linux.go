@@ -11,8 +11,10 @@ import (
 
 // rtnetlink's XDP attributes (include/uapi/linux/if_link.h).
 const (
-	iflaIFName = 3
-	iflaXDP    = 43
+	iflaIFName   = 3
+	iflaXDP      = 43
+	iflaLinkInfo = 18
+	iflaInfoKind = 1
 
 	xdpAttrFD         = 1
 	xdpAttrAttached   = 2
@@ -33,6 +35,8 @@ const (
 
 // linkXDP is a device's index and the XDP program on it as rtnetlink says.
 type linkXDP struct {
+	name     string
+	kind     string // IFLA_INFO_KIND: "veth", "bridge", ...; "" for a NIC's driver
 	index    int32
 	attached uint8  // xdpAttached*
 	progID   uint32 // 0 when none (or several, attached == xdpAttachedMany)
@@ -77,18 +81,41 @@ func queryLink(c *netlink.Conn, name string) (linkXDP, error) {
 		return linkXDP{}, fmt.Errorf("read device %s: %w", name, err)
 	}
 	for _, m := range msgs {
-		if m.Header.Type != unix.RTM_NEWLINK || len(m.Data) < 16 {
-			continue
-		}
-		l := linkXDP{index: int32(binary.NativeEndian.Uint32(m.Data[4:8]))}
-		ad, err := netlink.NewAttributeDecoder(m.Data[16:])
-		if err != nil {
-			return linkXDP{}, err
-		}
-		for ad.Next() {
-			if ad.Type() != iflaXDP {
-				continue
+		if l, ok, err := parseLink(m); ok || err != nil {
+			if err != nil {
+				return linkXDP{}, fmt.Errorf("read device %s: %w", name, err)
 			}
+			return l, nil
+		}
+	}
+	return linkXDP{}, fmt.Errorf("read device %s: no link in the kernel's answer", name)
+}
+
+// parseLink reads a link message's index and XDP state; ok is false for
+// other messages.
+func parseLink(m netlink.Message) (l linkXDP, ok bool, err error) {
+	if m.Header.Type != unix.RTM_NEWLINK || len(m.Data) < 16 {
+		return l, false, nil
+	}
+	l.index = int32(binary.NativeEndian.Uint32(m.Data[4:8]))
+	ad, err := netlink.NewAttributeDecoder(m.Data[16:])
+	if err != nil {
+		return l, false, err
+	}
+	for ad.Next() {
+		switch ad.Type() {
+		case iflaIFName:
+			l.name = ad.String()
+		case iflaLinkInfo:
+			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+				for nad.Next() {
+					if nad.Type() == iflaInfoKind {
+						l.kind = nad.String()
+					}
+				}
+				return nil
+			})
+		case iflaXDP:
 			ad.Nested(func(nad *netlink.AttributeDecoder) error {
 				for nad.Next() {
 					switch nad.Type() {
@@ -101,12 +128,54 @@ func queryLink(c *netlink.Conn, name string) (linkXDP, error) {
 				return nil
 			})
 		}
-		if err := ad.Err(); err != nil {
-			return linkXDP{}, fmt.Errorf("read device %s: %w", name, err)
-		}
-		return l, nil
 	}
-	return linkXDP{}, fmt.Errorf("read device %s: no link in the kernel's answer", name)
+	return l, true, ad.Err()
+}
+
+// DetachLeftovers takes fastpath's program off every device of the network
+// namespace netNS (0: the caller's) where it runs in native mode: what a
+// daemon that died (kill -9, power) left behind, for `fastpath daemon
+// --cleanup`. Other owners' programs stay. It returns the devices it
+// cleared.
+func DetachLeftovers(netNS int) ([]string, error) {
+	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: netNS})
+	if err != nil {
+		return nil, fmt.Errorf("rtnetlink: %w", err)
+	}
+	defer c.Close()
+	msgs, err := c.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request | netlink.Dump},
+		Data:   ifinfomsg(0),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list devices: %w", err)
+	}
+	var done []string
+	var errs []error
+	for _, m := range msgs {
+		l, ok, _ := parseLink(m)
+		if !ok || l.attached != xdpAttachedDrv || l.progID == 0 {
+			continue
+		}
+		fd, err := progFDByID(l.progID)
+		if err != nil {
+			continue // gone meanwhile, or not ours to read
+		}
+		info, err := programInfo(fd, nil)
+		if err == nil && cString(info.name[:]) == ProgramName {
+			err = setXDP(c, l.index, -1, xdpFlagDrvMode|xdpFlagReplace, int32(fd))
+			if errors.Is(err, unix.EINVAL) { // before Linux 5.7: no expected program
+				err = setXDP(c, l.index, -1, xdpFlagDrvMode, -1)
+			}
+			if err == nil {
+				done = append(done, l.name)
+			} else if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENODEV) {
+				errs = append(errs, fmt.Errorf("detach XDP from %s: %s", l.name, kernelMessage(err)))
+			}
+		}
+		unix.Close(fd)
+	}
+	return done, errors.Join(errs...)
 }
 
 // setXDP attaches fd (-1: detaches) with flags; with xdpFlagReplace only

@@ -64,7 +64,7 @@ func newRig(t *testing.T) *rig {
 // devices, failing unless native XDP runs on them.
 func (r *rig) open(t *testing.T) *Backend {
 	t.Helper()
-	b, err := Open(Options{MaxEntries: 4096, NetNS: r.netns})
+	b, err := Open(Options{Veth: true, MaxEntries: 4096, NetNS: r.netns})
 	if err != nil {
 		t.Fatal(err)
 	}

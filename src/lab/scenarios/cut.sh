@@ -62,13 +62,17 @@ NFT
 
 # cut_config IN_FASTPATH EXPIRY [WATCH]: /etc/config/fastpath with the cut
 # setting and, unless WATCH is 0, both sets of lab_bl as watched block lists.
+# CUT_BACKEND (default netdev: the netdev table's tests read its sets) is
+# cut_backend; CUT_EXTRA_DEVICE, when set, one more flowtable device.
 cut_config() {
 	cat > /etc/config/fastpath <<UCI
 config fastpath 'main'
 	option enabled '1'
 	option cut_in_fastpath '$1'
 	option cut_expiry '$2'
+	option cut_backend '${CUT_BACKEND:-netdev}'
 UCI
+	[ -n "${CUT_EXTRA_DEVICE:-}" ] && printf "\tlist device '%s'\n" "$CUT_EXTRA_DEVICE" >> /etc/config/fastpath
 	[ "${3:-1}" = 0 ] && return 0
 	cat >> /etc/config/fastpath <<'UCI'
 
@@ -239,7 +243,13 @@ cut_flood_run() {
 	sleep_until "$t0" 22
 	# First, while the flood (until second 26) surely still refreshes it:
 	# on a loaded host the snapshot below can take seconds.
-	CUT_HELD=$(nft list set netdev fastpath_cut "cut$fam" 2>/dev/null | grep -c "$SRV_ADDR . $CLI_ADDR . udp . 5201 . 5000" || true)
+	if [ "${CUT_BACKEND:-netdev}" = netdev ]; then
+		CUT_HELD=$(nft list set netdev fastpath_cut "cut$fam" 2>/dev/null | grep -c "$SRV_ADDR . $CLI_ADDR . udp . 5201 . 5000" || true)
+	else # the XDP map: what the daemon reports of it, and the frames it counted
+		local cj; cj=$("$FASTPATH" cuts --json 2>/dev/null)
+		CUT_HELD=$(echo "$cj" | jq --arg a "$SRV_ADDR" '[.cuts[]? | select(.in_fastpath and (.original.dst == $a or .original.src == $a))] | length' 2>/dev/null || echo 0)
+		CUT_XDP_FRAMES=$(echo "$cj" | jq '.frames_dropped // 0' 2>/dev/null || echo 0)
+	fi
 	read -r -a b <<< "$(cut_snapshot)"; c1=$(cpu_ticks); s1=$(softirq_ticks); p1=$(proc_ticks "$CUT_FLOOD_PID")
 	late1=$(awk -v t0="$t0" -v now="$(now_s)" 'BEGIN { printf "%.1f", now - t0 - 22 }')
 	if [ -n "${LAB_CUT_DEBUG:-}" ]; then
@@ -407,4 +417,50 @@ t_cut_blocklist_1000() {
 	check cut/blocklist-1000-flows-prompt "the last of $CUT_LAT_N flows was cut $CUT_LAT_MAX ms after the block-list addition (want <= $CUT_LATENCY_MS)" \
 		eval "[ '$CUT_LAT_MAX' != none ] && awk -v l='$CUT_LAT_MAX' -v w='$CUT_LATENCY_MS' 'BEGIN { exit !(l <= w) }'"
 	cut_router_stop
+}
+
+# The XDP cut (cut_backend xdp: auto leaves veths to the netdev table) on
+# the router's veths, whose driver has native XDP: the seed-003 flood of t_cut_udp_flood, dropped in the driver,
+# both directions, held while the flood goes on and expired by the daemon
+# once it stops; a bridge among the flowtable devices has no native XDP and
+# keeps the netdev cut, with the reason in fastpath cuts; no ingress chain
+# on the XDP devices; fastpath stop leaves no XDP program attached.
+t_cut_xdp() { cut_xdp_run 4; }
+t_cut_xdp_ipv6() { cut_xdp_run 6; }
+cut_xdp_run() {
+	local fam=$1 name=cut/xdp-ipv$1 backends reason text chains active left
+	ip link add brx0 type bridge 2>/dev/null; ip link set brx0 up
+	CUT_BACKEND=xdp CUT_EXTRA_DEVICE=brx0 cut_router_or_fail "$name" 1 5 || { ip link del brx0 2>/dev/null; return; }
+	CUT_BACKEND=xdp
+	backends=$("$FASTPATH" cuts --json | jq -r '[.backends[]? | "\(.device)=\(.backend)"] | join(" ")')
+	check "$name/backends" "fastpath cuts --json: backends $backends (want brx0=netdev lan0=xdp wan0=xdp)" \
+		[ "$backends" = "brx0=netdev lan0=xdp wan0=xdp" ]
+	reason=$("$FASTPATH" cuts --json | jq -r '.backends[]? | select(.device == "brx0") | .reason')
+	check "$name/fallback-reason" "brx0, a bridge: $reason (want: its driver has no native XDP)" \
+		eval "echo \"\$reason\" | grep -q 'has no native XDP'"
+	text=$("$FASTPATH" cuts)
+	check "$name/cuts-text" "fastpath cuts says each device's backend: $(echo "$text" | grep '^cut on' | tr '\n' ';')" \
+		eval "echo \"\$text\" | grep -q '^cut on      lan0: xdp (native XDP' && echo \"\$text\" | grep -q '^cut on      brx0: netdev ('"
+	check "$name/attached" "ip link: XDP on lan0 and wan0, none on brx0: $(ip -o link show | grep -o '^[0-9]*: [^:]*:.*xdp' | cut -d: -f2 | tr '\n' ' ')" \
+		eval "ip -d link show lan0 | grep -q 'prog/xdp' && ip -d link show wan0 | grep -q 'prog/xdp' && ! ip -d link show brx0 | grep -q 'prog/xdp'"
+	cut_flood_run "$fam"
+	chains=$(nft list chains netdev 2>/dev/null | grep -c 'in_lan0\|in_wan0' || true)
+	check "$name/frames-to-stack" "seconds 12-22 (read $CUT_LATE s late): $CUT_STACK of $CUT_SENT flood frames reached the router's stack (want at most 1/100000 of >= 1000)" \
+		eval "cut_ge $CUT_SENT 1000 && ratio_le $CUT_STACK 100000 $CUT_SENT"
+	check "$name/far-side-dropped" "$CUT_FAR of $CUT_SENT flood frames reached the client in seconds 12-22 (want 0)" [ "$CUT_FAR" = 0 ]
+	check "$name/both-directions" "client -> server in seconds 12-22: $CUT_BACK reached the server, $CUT_BACK_STACK the router's stack (want 0 and 0; before the cut $CUT_BACK_BEFORE, want >= 50)" \
+		eval "[ $CUT_BACK = 0 ] && [ $CUT_BACK_STACK = 0 ] && [ $CUT_BACK_BEFORE -ge 50 ]"
+	check "$name/held-while-sending" "the flood's cut in fastpath cuts at second 22 (read $CUT_LATE s late; the flood ends at 26), 12 s after the cut with cut_expiry 5: $CUT_HELD, $CUT_XDP_FRAMES frames dropped by then (want 1 and >= 1000: the flood keeps its last-frame stamp fresh, the map counts its frames)" \
+		eval "[ '$CUT_HELD' = 1 ] && cut_ge '$CUT_XDP_FRAMES' 1000"
+	check "$name/no-chain-on-xdp-devices" "ingress chains of the cut table on lan0/wan0: $chains (want 0)" [ "$chains" = 0 ]
+	log "XDP cut (IPv$fam): router softirq $CUT_SOFTIRQ %, system+softirq $CUT_CPU % in seconds 12-22"
+	sleep 6.5
+	active=$(cuts_active)
+	check "$name/expires" "6.5 s after the flood stopped (cut_expiry 5): fastpath cuts --json active=$active (want 0: the daemon removed the quiet tuples)" [ "$active" = 0 ]
+	fastpath_stop
+	left=$(ip -d link show | grep -c 'prog/xdp' || true)
+	check "$name/detached-on-stop" "after fastpath stop: $left devices with an XDP program (want 0)" [ "$left" = 0 ]
+	cut_router_stop
+	unset CUT_BACKEND
+	ip link del brx0 2>/dev/null || true
 }

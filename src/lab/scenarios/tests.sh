@@ -686,6 +686,8 @@ else
 	run t_cut_udp_flood
 	run t_cut_forward
 	run t_cut_ipv6
+	run t_cut_xdp
+	run t_cut_xdp_ipv6
 	run t_cut_blocklist_1000
 	topo_reset
 	t_package_tests

@@ -34,6 +34,7 @@ var CUT = {
 /* truncated, *_total: the daemon shortened a list to keep its answer under ubus's size limit. */
 var SUMMARY = {
 	enabled: B, in_fastpath: B, reason: S, devices: [ S ], expiry_s: N, set_size: N,
+	backends: [ { device: S, backend: S, reason: S } ],
 	active: N, frames_dropped: N, cuts: [ CUT ], truncated: B, warnings: [ S ], cuts_total: N, warnings_total: N,
 	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ], errors_total: N } ]
 };
@@ -368,6 +369,15 @@ function cutSummarySentence(s) {
 
 	return _('Cut connections are dropped in the fast path on %s, before the flowtable; a cut stays while frames keep coming and ends %s after the last one.')
 		.format(words(s.devices), duration(s.expiry_s));
+}
+
+/* Where a device drops cut frames: the daemon's backend names in words. */
+function backendLabel(backend) {
+	switch (backend) {
+	case 'xdp':    return _('native XDP in the driver');
+	case 'netdev': return _('netdev ingress table');
+	default:       return backend ? String(backend) : _('unknown');
+	}
 }
 
 function cutCountsSentence(s) {
@@ -750,6 +760,7 @@ return baseclass.extend({
 	blocklistLine: blocklistLine,
 	cutSummarySentence: cutSummarySentence,
 	cutCountsSentence: cutCountsSentence,
+	backendLabel: backendLabel,
 	bytes: bytes,
 	bitrate: bitrate,
 	duration: duration,

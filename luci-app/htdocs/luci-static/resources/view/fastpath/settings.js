@@ -81,6 +81,14 @@ return view.extend({
 		o.default = '1';
 		o.rmempty = false;
 
+		o = s.option(form.ListValue, 'cut_backend', _('Cut backend'),
+			_('Where a device drops the frames of a cut connection. Automatic: native XDP in the network driver, before the kernel allocates anything for the frame, on devices whose driver has it and runs no other XDP program; the netdev ingress table on the others (bridges, VLAN, PPPoE and veth devices). XDP: the same on veths too, and a device that cannot run it is a warning. Netdev: the ingress table on every device. The status page shows which each device runs and why.'));
+		o.value('auto', _('Automatic'));
+		o.value('xdp', _('XDP where the driver has it'));
+		o.value('netdev', _('Netdev ingress table'));
+		o.default = 'auto';
+		o.depends('cut_in_fastpath', '1');
+
 		o = s.option(form.Value, 'cut_expiry', _('Cut expiry'),
 			_('Seconds a cut stays after the last frame of the connection; a sender that keeps sending stays cut.'));
 		o.datatype = 'range(1,86400)';

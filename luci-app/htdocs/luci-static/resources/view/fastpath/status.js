@@ -231,6 +231,9 @@ return view.extend({
 			E('p', {}, [ fmt.cutSummarySentence(s) ]),
 			s.reason ? E('p', {}, [ _('Why: %s').format(s.reason) ]) : '',
 			E('p', {}, [ fmt.cutCountsSentence(s) ]),
+			fmt.list(s.backends).length ? grid([ _('Device'), _('Cut frames dropped by'), _('Why') ], fmt.list(s.backends).map(function(b) {
+				return [ b.device, fmt.backendLabel(b.backend), b.reason ];
+			}), '') : '',
 			E('h4', {}, [ _('Watched block lists') ]),
 			grid([ _('Block list'), _('Problems') ], fmt.list(s.blocklists).map(function(b) {
 				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') + ' ' + fmt.more(b.errors_total, b.errors.length) : _('none') ];
