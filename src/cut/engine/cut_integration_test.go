@@ -42,7 +42,7 @@ func TestIntegrationCutUDPFlood(t *testing.T) {
 		t.Errorf("reply tuple %v: want the NATed destination %s", cuts[0].Reply, labnet.RouterWANV4)
 	}
 	time.Sleep(100 * time.Millisecond) // frames already past ingress drain
-	c0, s0 := f.toClient.Load(), f.toServer.Load()
+	c0, s0 := r.delivered(t, r.lab.Client), r.delivered(t, r.lab.Server)
 	w0, l0 := r.stackFrames(t, "wan0"), r.stackFrames(t, "lan0")
 	sent0 := f.serverSent.Load()
 	// At least a second, and 300 frames of the flood: a loaded machine
@@ -52,10 +52,10 @@ func TestIntegrationCutUDPFlood(t *testing.T) {
 		t.Fatalf("the flood sent only %d frames in %v; the test measures nothing", f.serverSent.Load()-sent0, hang)
 	}
 	sent := f.serverSent.Load() - sent0
-	if d := f.toClient.Load() - c0; d != 0 {
+	if d := r.delivered(t, r.lab.Client) - c0; d != 0 {
 		t.Errorf("%d of %d flood frames reached the client after the cut", d, sent)
 	}
-	if d := f.toServer.Load() - s0; d != 0 {
+	if d := r.delivered(t, r.lab.Server) - s0; d != 0 {
 		t.Errorf("%d client frames reached the server after the cut (the reverse direction)", d)
 	}
 	if d := r.stackFrames(t, "wan0") - w0; d != 0 {
@@ -130,16 +130,16 @@ func TestIntegrationCutIPv6(t *testing.T) {
 		t.Fatalf("CutAddress(v6) = %+v, %v", cuts, err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	c0, s0, w0 := f.toClient.Load(), f.toServer.Load(), r.stackFrames(t, "wan0")
+	c0, s0, w0 := r.delivered(t, r.lab.Client), r.delivered(t, r.lab.Server), r.stackFrames(t, "wan0")
 	sent0 := f.serverSent.Load()
 	time.Sleep(time.Second)
 	if !waitFor(hang, func() bool { return f.serverSent.Load()-sent0 >= 300 }) {
 		t.Fatalf("the IPv6 flood stalled: %d frames in %v", f.serverSent.Load()-sent0, hang)
 	}
-	if d := f.toClient.Load() - c0; d != 0 {
+	if d := r.delivered(t, r.lab.Client) - c0; d != 0 {
 		t.Errorf("%d IPv6 flood frames reached the client after the cut", d)
 	}
-	if d := f.toServer.Load() - s0; d != 0 {
+	if d := r.delivered(t, r.lab.Server) - s0; d != 0 {
 		t.Errorf("%d IPv6 client frames reached the server after the cut", d)
 	}
 	if d := r.stackFrames(t, "wan0") - w0; d != 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -211,6 +212,50 @@ func (r *rig) startFlow(t *testing.T, clientAddr, serverAddr string, floodEvery 
 	f.closeSockets = func() { cancel(); <-f.done; srv.Close(); cli.Close() }
 	t.Cleanup(f.closeSockets)
 	return f
+}
+
+// delivered is the UDP datagrams, IPv4 and IPv6, that the kernel of
+// namespace ns delivered to its sockets (Udp InDatagrams and
+// Udp6InDatagrams): what arrived, whether or not the test's readers have
+// read it yet, which on a loaded machine can be much later.
+func (r *rig) delivered(t *testing.T, ns string) uint64 {
+	t.Helper()
+	out, err := r.lab.Exec(ns, "cat", "/proc/net/snmp", "/proc/net/snmp6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	found := 0
+	var names []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 2 && f[0] == "Udp6InDatagrams":
+			v, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				t.Fatalf("Udp6InDatagrams %q: %v", f[1], err)
+			}
+			n += v
+			found++
+		case len(f) > 1 && f[0] == "Udp:" && names == nil:
+			names = f
+		case len(f) > 1 && f[0] == "Udp:":
+			for i, name := range names {
+				if name == "InDatagrams" && i < len(f) {
+					v, err := strconv.ParseUint(f[i], 10, 64)
+					if err != nil {
+						t.Fatalf("Udp InDatagrams %q: %v", f[i], err)
+					}
+					n += v
+					found++
+				}
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("no Udp InDatagrams and Udp6InDatagrams in %s's /proc/net/snmp{,6}:\n%s", ns, out)
+	}
+	return n
 }
 
 // hang bounds a wait for what must happen: long enough that only a hang
