@@ -37,7 +37,6 @@ echo "$version" >dist/VERSION
 for arch in $arches; do
 	target=$(goenv "$arch")
 	mkdir -p "dist/$arch"
-	# shellcheck disable=SC2086 # $target is a list of VAR=value words
 	# -l (no inlining) keeps the MIPS binary within its flash budget.
 	# package/fastpath/Makefile gives the SDK's build the same flags.
 	# On MIPS the Go linker aligns each segment to 64 KiB, for kernels with
@@ -45,6 +44,7 @@ for arch in $arches; do
 	# those takes the padding (up to 128 KiB of zeros) out of the file.
 	round=""
 	case " $target " in *" GOARCH=mips "* | *" GOARCH=mipsle "*) round=" -R 0x1000" ;; esac
+	# shellcheck disable=SC2086 # $target is a list of VAR=value words
 	env $target GOOS=linux go build -trimpath -buildvcs=false -gcflags=all=-l -ldflags "$ldflags$round" \
 		-o "dist/$arch/fastpath" ./src/cmd/fastpath
 	size=$(wc -c <"dist/$arch/fastpath")
