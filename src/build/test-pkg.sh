@@ -327,7 +327,9 @@ for ipk in $ipks; do
 	pidfile=$root/var/run/fastpath/daemon.pid
 	start_daemon() {
 		rm -f "$pidfile"
-		in_root '/usr/sbin/fastpath daemon </dev/null >/dev/null 2>&1 &'
+		# A shell cannot trap a signal ignored when it started (nohup does
+		# that to SIGHUP); procd starts the daemon with none ignored.
+		env --default-signal=HUP chroot "$root" /bin/sh -c '/usr/sbin/fastpath daemon </dev/null >/dev/null 2>&1 &'
 		for _ in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 		daemon_pid=$(cat "$pidfile" 2>/dev/null)
 	}

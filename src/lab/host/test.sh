@@ -38,7 +38,7 @@ lab_test() {
 			continue
 		fi
 		rc=0
-		LAB_VMTESTS=$pkgs lab_run --kernel "$series" --timeout "${LAB_TEST_TIMEOUT:-900}" --results "$work/$series" \
+		LAB_VMTESTS=$pkgs lab_run --kernel "$series" --timeout "${LAB_TEST_TIMEOUT:-2400}" --results "$work/$series" \
 			"$LAB_DIR/scenarios/tests.sh" || rc=$?
 		if [ "$rc" != 0 ]; then
 			echo "FAIL vm/$series: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"
