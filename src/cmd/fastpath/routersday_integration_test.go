@@ -140,6 +140,12 @@ type day struct {
 
 // TestIntegrationRoutersDay: see the comment on dayHang.
 func TestIntegrationRoutersDay(t *testing.T) {
+	if os.Getenv("FASTPATH_EXPECT_FLOWTABLE") == "1" {
+		// In the lab VM the day's 20,000-connection bursts are not tracked
+		// with their replies under TCG (0 of 3,225 after 60 s); there the
+		// flowtable's part of the day is t_routers_day.
+		t.Skip("the netns day runs on the host kernel (make test-root); in the lab VM, t_routers_day")
+	}
 	began := time.Now()
 	ld := startLabDaemon(t, "fpday", "config fastpath 'main'\n\toption enabled '1'\n")
 	d := &day{t: t, ld: ld, listDir: t.TempDir(),

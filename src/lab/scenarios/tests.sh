@@ -431,7 +431,7 @@ t_ipip_7() {
 	check fastpath/ipip-rx-accel-detected "kernel.ipip_rx_accel is '$(sj .kernel.ipip_rx_accel)' on $LAB_KERNEL (want true)" \
 		[ "$(sj .kernel.ipip_rx_accel)" = true ]
 	check fastpath/ipip-underlay-listed "flowtable.devices = $(sj -c .flowtable.devices) (want wan0 in, ipip-tun out)" \
-		eval "echo '$STATUS_JSON' | jq -e '(.flowtable.devices | index(\"wan0\")) != null and (.flowtable.devices | index(\"ipip-tun\")) == null' >/dev/null"
+		sh -c 'printf "%s" "$1" | jq -e "(.flowtable.devices | index(\"wan0\")) != null and (.flowtable.devices | index(\"ipip-tun\")) == null" >/dev/null' sh "$STATUS_JSON"
 	measure 4
 	log "ipip with fastpath: $MBPS Mbit/s, $SLOW_TUN packets from the tunnel in the forward path"
 	check fastpath/ipip-rx-bypasses-forward "$SLOW_TUN packets from ipip-tun in the forward path (want < $SLOW_MAX)" lt "$SLOW_TUN" "$SLOW_MAX"
