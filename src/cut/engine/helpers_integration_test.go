@@ -4,8 +4,10 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -261,6 +263,34 @@ func (r *rig) delivered(t *testing.T, ns string) uint64 {
 // hang bounds a wait for what must happen: long enough that only a hang
 // exceeds it on a loaded machine, and no cost when it happens at once.
 const hang = 30 * time.Second
+
+// cutFlood cuts the flood's forwarded flow once it has a conntrack entry:
+// after a release the client's next frame (every 10 ms) makes a new one.
+// Until then the only entries of the server's address can be those the
+// flood's frames made to the router's own address between the release and
+// that frame; a cut without local refuses them, and that answer means "not
+// yet", not a failure. Any other error fails the test.
+func (r *rig) cutFlood(t *testing.T, round int, server netip.Prefix, reason string) []cut.Cut {
+	t.Helper()
+	var cuts []cut.Cut
+	var refused error
+	if !waitFor(hang, func() bool {
+		var err error
+		cuts, err = r.eng.CutAddress(context.Background(), server, reason, "test", cut.CutOptions{})
+		var re *cut.RefusedError
+		if errors.As(err, &re) {
+			refused = err
+			return false
+		}
+		if err != nil {
+			t.Fatalf("round %d: CutAddress: %v", round, err)
+		}
+		return len(cuts) > 0
+	}) {
+		t.Fatalf("round %d: no forwarded flow of the server to cut within %v (last refusal: %v)", round, hang, refused)
+	}
+	return cuts
+}
 
 // waitFor polls cond every 5 ms until it holds or the timeout passes.
 func waitFor(timeout time.Duration, cond func() bool) bool {

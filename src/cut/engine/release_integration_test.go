@@ -79,18 +79,7 @@ func TestIntegrationReleaseUnderFlood(t *testing.T) {
 		if _, err := r.eng.CutTuple(ctx, other, "keeps the chains", "test", cut.CutOptions{}); err != nil { // it has no frames to keep it
 			t.Fatal(err)
 		}
-		// After a release the client's next frame (every 10 ms) makes a new
-		// conntrack entry; cut it once it is there.
-		var cuts []cut.Cut
-		if !waitFor(hang, func() bool {
-			var err error
-			if cuts, err = r.eng.CutAddress(ctx, server, "flood", "test", cut.CutOptions{}); err != nil {
-				t.Fatalf("round %d: CutAddress: %v", i, err)
-			}
-			return len(cuts) > 0
-		}) {
-			t.Fatalf("round %d: no flow of the server to cut", i)
-		}
+		r.cutFlood(t, i, server, "flood")
 		// The flood must be hitting the rule when the release commits.
 		if !waitFor(hang, func() bool {
 			for _, c := range r.eng.Summary().Cuts {

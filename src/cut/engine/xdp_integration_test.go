@@ -255,16 +255,7 @@ func TestIntegrationXDPReleaseUnderFlood(t *testing.T) {
 	server := netip.MustParsePrefix(labnet.ServerV4 + "/32")
 	ofServer := func(c cut.Cut) bool { return c.HasAddressIn(server) }
 	for i := 0; i < rounds && f.serverSent.Load() < 100_000_000; i++ {
-		var cuts []cut.Cut
-		if !waitFor(10*time.Second, func() bool {
-			var err error
-			if cuts, err = r.eng.CutAddress(ctx, server, "flood", "test", cut.CutOptions{}); err != nil {
-				t.Fatalf("round %d: CutAddress: %v", i, err)
-			}
-			return len(cuts) > 0
-		}) {
-			t.Fatalf("round %d: no flow of the server to cut", i)
-		}
+		r.cutFlood(t, i, server, "flood")
 		if !waitFor(10*time.Second, func() bool {
 			for _, c := range r.eng.Summary().Cuts {
 				if ofServer(c) && c.Frames > 0 {
