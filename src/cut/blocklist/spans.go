@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import (
 	"encoding/binary"
@@ -263,33 +263,33 @@ func subtract(a, b spans) spans {
 	return out
 }
 
-// addrSet is a set of addresses of both families.
-type addrSet struct{ v4, v6 spans }
+// Set is a set of addresses of both families.
+type Set struct{ v4, v6 spans }
 
-func (s *addrSet) fam(v6 bool) (*spans, u128) {
+func (s *Set) fam(v6 bool) (*spans, u128) {
 	if v6 {
 		return &s.v6, top6
 	}
 	return &s.v4, top4
 }
 
-func (s *addrSet) addSpan(n span, v6 bool) {
+func (s *Set) addSpan(n span, v6 bool) {
 	p, top := s.fam(v6)
 	*p = p.add(n, top)
 }
 
-func (s *addrSet) removeSpan(n span, v6 bool) {
+func (s *Set) removeSpan(n span, v6 bool) {
 	p, _ := s.fam(v6)
 	*p = p.remove(n)
 }
 
-func (s *addrSet) addPrefix(p netip.Prefix) {
+func (s *Set) addPrefix(p netip.Prefix) {
 	n, v6 := prefixSpan(p)
 	s.addSpan(n, v6)
 }
 
 // has reports whether a is in the set.
-func (s *addrSet) has(a netip.Addr) bool {
+func (s *Set) has(a netip.Addr) bool {
 	n, v6 := addrNum(a)
 	if v6 {
 		return s.v6.contains(n)
@@ -297,12 +297,12 @@ func (s *addrSet) has(a netip.Addr) bool {
 	return s.v4.contains(n)
 }
 
-func (s *addrSet) empty() bool { return len(s.v4) == 0 && len(s.v6) == 0 }
+func (s *Set) empty() bool { return len(s.v4) == 0 && len(s.v6) == 0 }
 
-func (s *addrSet) len() int { return len(s.v4) + len(s.v6) }
+func (s *Set) len() int { return len(s.v4) + len(s.v6) }
 
 // setOfPrefixes builds a set from prefixes.
-func setOfPrefixes(ps []netip.Prefix) addrSet {
+func setOfPrefixes(ps []netip.Prefix) Set {
 	var v4, v6 []span
 	for _, p := range ps {
 		n, is6 := prefixSpan(p)
@@ -312,15 +312,15 @@ func setOfPrefixes(ps []netip.Prefix) addrSet {
 			v4 = append(v4, n)
 		}
 	}
-	return addrSet{normalized(v4, top4), normalized(v6, top6)}
+	return Set{normalized(v4, top4), normalized(v6, top6)}
 }
 
-func unionSet(a, b addrSet) addrSet {
-	return addrSet{union(a.v4, b.v4, top4), union(a.v6, b.v6, top6)}
+func unionSet(a, b Set) Set {
+	return Set{union(a.v4, b.v4, top4), union(a.v6, b.v6, top6)}
 }
 
-func subtractSet(a, b addrSet) addrSet {
-	return addrSet{subtract(a.v4, b.v4), subtract(a.v6, b.v6)}
+func subtractSet(a, b Set) Set {
+	return Set{subtract(a.v4, b.v4), subtract(a.v6, b.v6)}
 }
 
 // spanText names a span as a prefix when it is one, else as lo-hi.
