@@ -144,17 +144,24 @@ func BenchmarkMatchOnly(b *testing.B) {
 	}
 }
 
-// BenchmarkAddElement: one element added to the 95,493-prefix interval
-// set (its two notifications, the commit, the index extended, the table
-// of tracked addresses asked): no pass, since no connection has it.
-func BenchmarkAddElement(b *testing.B) {
-	lists, ix := benchIndex()
+// benchTracked is the table of tracked addresses after a pass of
+// benchFlows.
+func benchTracked() *Tracked {
 	ft := &Tracked{}
 	ft.Begin()
 	for _, f := range benchFlows() {
 		ft.Seen(f.ID, AddrsOf(f))
 	}
 	ft.End(true)
+	return ft
+}
+
+// BenchmarkAddElement: one element added to the 95,493-prefix interval
+// set (its two notifications, the commit, the index extended, the table
+// of tracked addresses asked): no pass, since no connection has it.
+func BenchmarkAddElement(b *testing.B) {
+	lists, ix := benchIndex()
+	ft := benchTracked()
 	l := lists["list00"]
 	rng := rand.New(rand.NewSource(7))
 	passes := 0
@@ -179,12 +186,7 @@ func BenchmarkAddElement(b *testing.B) {
 // them: one commit, one extension of the index, one question to the table.
 func BenchmarkAddBurst(b *testing.B) {
 	lists, ix := benchIndex()
-	ft := &Tracked{}
-	ft.Begin()
-	for _, f := range benchFlows() {
-		ft.Seen(f.ID, AddrsOf(f))
-	}
-	ft.End(true)
+	ft := benchTracked()
 	l := lists["list00"]
 	rng := rand.New(rand.NewSource(8))
 	b.ReportAllocs()

@@ -201,6 +201,11 @@ func (s spans) remove(n span) spans {
 // normalized sorts and merges ranges into spans.
 func normalized(in []span, top u128) spans {
 	sort.Slice(in, func(i, j int) bool { return in[i].lo.less(in[j].lo) })
+	return merged(in, top)
+}
+
+// merged merges ranges sorted by lo that overlap or touch, in place.
+func merged(in []span, top u128) spans {
 	out := spans(in[:0])
 	for _, n := range in {
 		if k := len(out); k > 0 && (out[k-1].hi == top || !out[k-1].hi.inc().less(n.lo)) {
@@ -215,7 +220,7 @@ func normalized(in []span, top u128) spans {
 // union merges two span lists into a new one.
 func union(a, b spans, top u128) spans {
 	all := make([]span, 0, len(a)+len(b))
-	// Both are sorted: a merge by lo, then normalized's pass merges.
+	// Both are sorted: a merge by lo, then merged's pass joins.
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		if j == len(b) || i < len(a) && a[i].lo.less(b[j].lo) {
@@ -226,15 +231,7 @@ func union(a, b spans, top u128) spans {
 			j++
 		}
 	}
-	out := spans(all[:0])
-	for _, n := range all {
-		if k := len(out); k > 0 && (out[k-1].hi == top || !out[k-1].hi.inc().less(n.lo)) {
-			out[k-1].hi = maxU(out[k-1].hi, n.hi)
-			continue
-		}
-		out = append(out, n)
-	}
-	return out
+	return merged(all, top)
 }
 
 // subtract returns what of a is not in b.
