@@ -1,5 +1,5 @@
 #!/bin/sh
-# The block-list matcher's benchmarks (src/cut/engine: 65,536 flows against
+# The block-list matcher's benchmarks (src/cut/blocklist: 65,536 flows against
 # banIP's 138,155 prefixes) natively on x86_64 and as mips_24kc (big-endian,
 # soft-float) under Debian's qemu-user-static, one after the other, with
 # the MIPS cost as a ratio of the x86_64 one. The ratio is of CPU time per
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 . src/build/arches.sh
 export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 bench=${1:-'^Benchmark(MatchPass|MatchOnly|AddElement|AddBurst)$'}
-pkg=./src/cut/engine
+pkg=./src/cut/blocklist
 out=dist/bench-mips
 qemu=$(qemu_user mips_24kc)
 command -v "$qemu" >/dev/null || {

@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"syscall"
 
+	"github.com/fastpath-wrt/fastpath/src/nlframe"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -147,40 +147,15 @@ func (c *Client) walkLocked(q dumpQuery, fn func(family uint8, attrs []byte) boo
 // done at NLMSG_DONE and the kernel's error for the request as an error;
 // a conntrack message too short for its nfgenmsg header is skipped in d.
 func eachMessage(buf []byte, seq uint32, d *TupleDump, fn func(family uint8, attrs []byte)) (done bool, err error) {
-	for len(buf) >= unix.NLMSG_HDRLEN {
-		n := int(binary.NativeEndian.Uint32(buf[0:4]))
-		if n < unix.NLMSG_HDRLEN || n > len(buf) {
-			return false, fmt.Errorf("netlink message of %d bytes in a %d-byte read", n, len(buf))
-		}
-		typ := binary.NativeEndian.Uint16(buf[4:6])
-		mseq := binary.NativeEndian.Uint32(buf[8:12])
-		body := buf[unix.NLMSG_HDRLEN:n]
-		buf = buf[min((n+3)&^3, len(buf)):]
-		if mseq != seq {
-			continue // a late answer to an earlier, abandoned request
-		}
-		switch typ {
-		case unix.NLMSG_DONE:
-			return true, nil
-		case unix.NLMSG_ERROR:
-			if len(body) < 4 {
-				return false, fmt.Errorf("short netlink error message")
-			}
-			if code := int32(binary.NativeEndian.Uint32(body[:4])); code != 0 {
-				return false, syscall.Errno(-code)
-			}
-			return true, nil
-		case unix.NLMSG_NOOP, unix.NLMSG_OVERRUN:
-			continue
-		}
+	return nlframe.Walk(buf, seq, func(_ uint16, body []byte) error {
 		d.Entries++
 		if len(body) < 4 {
 			d.skip(fmt.Errorf("conntrack message of %d bytes lacks its nfgenmsg header", len(body)))
-			continue
+			return nil
 		}
 		fn(body[0], body[4:])
-	}
-	return false, nil
+		return nil
+	})
 }
 
 func (d *TupleDump) skip(err error) {

@@ -2,8 +2,8 @@
 // its settings, a cut's record and the cut part of the status, the set key
 // of a tuple, block-list parsing, and the nft text of its netdev table (an
 // ingress chain per device, ahead of the flowtable, dropping frames of
-// 5-tuples in timeout sets that every matching frame keeps alive). The
-// engine in cut/engine applies it.
+// 5-tuples in timeout sets that every matching frame keeps alive).
+// cut/blocklist follows the block lists; cut/engine applies the cut.
 package cut
 
 import (

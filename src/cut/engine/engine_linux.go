@@ -8,10 +8,12 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/blocklist"
 	"github.com/fastpath-wrt/fastpath/src/cut/xdp"
 	"github.com/fastpath-wrt/fastpath/src/logger"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
@@ -45,12 +47,11 @@ type Engine struct {
 	// released holds the tuples in the released sets and when their mark
 	// expires; nil until the first Sync has read them from the kernel.
 	released map[string]time.Time
-	// listMu guards lists and index, apart from mu: block-list passes read
-	// them on every flow while mu is taken for each batch of inserts.
-	// Lock order: mu, then listMu.
-	listMu sync.RWMutex
-	lists  map[string]*listState
-	index  *listIndex     // of lists, rebuilt or extended with them
+	// lists are what the block lists of the latest watch hold; apart from
+	// mu (they have a lock of their own, taken after mu): a block-list
+	// pass reads them on every flow while mu is taken for each batch of
+	// inserts.
+	lists  atomic.Pointer[blocklist.Lists]
 	events *nftevents.Hub // the daemon's nftables notifications; nil: a socket per watch
 	nowFn  func() time.Time
 
@@ -125,7 +126,6 @@ func NewEngine(ct *conntrack.Client, log *logger.Entry) (*Engine, error) {
 		log:        log,
 		cfg:        cut.DefaultConfig(),
 		cuts:       map[string]*record{},
-		lists:      map[string]*listState{},
 		nowFn:      time.Now,
 		hooked:     map[string]bool{},
 		chainFails: map[string]bool{},
@@ -333,12 +333,4 @@ func (e *Engine) note(msg string) {
 	if len(e.recent) > maxRecent {
 		e.recent = e.recent[len(e.recent)-maxRecent:]
 	}
-}
-
-// listIndex returns the index of the lists. The caller holds e.listMu.
-func (e *Engine) listIndex() *listIndex {
-	if e.index == nil {
-		return &listIndex{}
-	}
-	return e.index
 }

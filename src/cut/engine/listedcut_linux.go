@@ -10,6 +10,7 @@ import (
 
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/cut/blocklist"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
@@ -37,7 +38,7 @@ const listedBatchSize = 64
 // kernel walks the table.
 //
 // With flows, the pass also rebuilds its table of the addresses tracked.
-func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable) error {
+func (e *Engine) cutListed(ctx context.Context, only *blocklist.Set, flows *blocklist.Tracked) error {
 	batches := make(chan listedBatch, 64)
 	var dump conntrack.TupleDump
 	var dumpErr error
@@ -47,24 +48,22 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 		defer close(batches)
 		var b listedBatch
 		if flows != nil {
-			flows.begin()
+			flows.Begin()
 		}
 		dump, dumpErr = e.ct.EachTuple(func(f netstate.Flow) bool {
-			fa := addrsOf(f)
+			fa := blocklist.AddrsOf(f)
 			if flows != nil {
-				flows.seen(f.ID, fa)
+				flows.Seen(f.ID, fa)
 			}
 			if f.Proto != "tcp" && f.Proto != "udp" {
 				return true
 			}
-			e.listMu.RLock()
-			hit, ok := flowListed(e.listIndex(), fa, only)
-			e.listMu.RUnlock()
+			hit, ok := e.lists.Load().Listed(fa, only)
 			if !ok {
 				return true
 			}
 			b.flows = append(b.flows, f)
-			b.causes = append(b.causes, cause{hit.reason(""), hit.trigger})
+			b.causes = append(b.causes, cause{hit.Reason(""), hit.Trigger})
 			if len(b.flows) == listedBatchSize {
 				batches <- b
 				b = listedBatch{}
@@ -73,7 +72,7 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 		})
 		dumpTook = time.Since(t0)
 		if flows != nil {
-			flows.end(dumpErr == nil)
+			flows.End(dumpErr == nil)
 		}
 		if len(b.flows) > 0 {
 			batches <- b
@@ -143,13 +142,11 @@ func (e *Engine) cutListed(ctx context.Context, only *addrSet, flows *flowTable)
 // now: the dump matched them against the lists as they were, and a list
 // that dropped the address since has had its release pass already (under
 // e.mu, which the caller holds now), so a cut made here would stay.
-func (e *Engine) stillListed(b listedBatch, only *addrSet) listedBatch {
-	e.listMu.RLock()
-	defer e.listMu.RUnlock()
-	ix := e.listIndex()
+func (e *Engine) stillListed(b listedBatch, only *blocklist.Set) listedBatch {
+	lists := e.lists.Load()
 	var out listedBatch
 	for i, f := range b.flows {
-		if _, ok := flowListed(ix, addrsOf(f), only); ok {
+		if _, ok := lists.Listed(blocklist.AddrsOf(f), only); ok {
 			out.flows = append(out.flows, f)
 			out.causes = append(out.causes, b.causes[i])
 		}

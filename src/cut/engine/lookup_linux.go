@@ -11,10 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const (
-	attrElemExpire = 5  // NFTA_SET_ELEM_EXPIRATION, milliseconds
-	lookupChunk    = 64 // requests per write: their answers fit the receive buffer
-)
+// lookupChunk is how many requests go in one write: their answers fit
+// the receive buffer.
+const lookupChunk = 64
 
 // lookupTuples asks the kernel which of ts have an element in the cut
 // sets now, one exact lookup each (a get, not a dump), and how many
@@ -38,12 +37,12 @@ func (e *Engine) lookupTuples(ts []cut.Tuple) (map[string]float64, error) {
 				set = e.set6
 			}
 			ae := netlink.NewAttributeEncoder()
-			ae.String(attrElemListTable, e.table.Name)
-			ae.String(attrElemListSet, set.Name)
-			ae.Nested(attrElemListElems, func(l *netlink.AttributeEncoder) error {
-				l.Nested(attrListElem, func(el *netlink.AttributeEncoder) error {
-					el.Nested(attrElemKey, func(k *netlink.AttributeEncoder) error {
-						k.Bytes(attrDataValue, key)
+			ae.String(unix.NFTA_SET_ELEM_LIST_TABLE, e.table.Name)
+			ae.String(unix.NFTA_SET_ELEM_LIST_SET, set.Name)
+			ae.Nested(unix.NFTA_SET_ELEM_LIST_ELEMENTS, func(l *netlink.AttributeEncoder) error {
+				l.Nested(unix.NFTA_LIST_ELEM, func(el *netlink.AttributeEncoder) error {
+					el.Nested(unix.NFTA_SET_ELEM_KEY, func(k *netlink.AttributeEncoder) error {
+						k.Bytes(unix.NFTA_DATA_VALUE, key)
 						return nil
 					})
 					return nil
@@ -55,7 +54,7 @@ func (e *Engine) lookupTuples(ts []cut.Tuple) (map[string]float64, error) {
 				return nil, err
 			}
 			msgs[i] = netlink.Message{
-				Header: netlink.Header{Type: netlink.HeaderType(nfnlSubsysNftables<<8 | nftMsgGetSetElem), Flags: netlink.Request},
+				Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETSETELEM), Flags: netlink.Request},
 				Data:   append([]byte{byte(e.table.Family), unix.NFNETLINK_V0, 0, 0}, attrs...),
 			}
 		}
@@ -92,14 +91,14 @@ func elementExpires(data []byte) (secs float64) {
 	}
 	ad.ByteOrder = binary.BigEndian
 	for ad.Next() {
-		if ad.Type() != attrElemListElems {
+		if ad.Type() != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
 			continue
 		}
 		ad.Nested(func(l *netlink.AttributeDecoder) error {
 			for l.Next() {
 				l.Nested(func(el *netlink.AttributeDecoder) error {
 					for el.Next() {
-						if el.Type() == attrElemExpire {
+						if el.Type() == unix.NFTA_SET_ELEM_EXPIRATION { // milliseconds
 							secs = float64(el.Uint64()) / 1000
 						}
 					}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/google/nftables"
@@ -42,11 +43,7 @@ func (e *Engine) Summary() cut.Summary {
 	if !e.synced {
 		s.Reason = "not set up yet"
 	}
-	e.listMu.Lock() // a report counts a set's entries when a change left them uncounted
-	for _, name := range sortedKeys(e.lists) {
-		s.Blocklists = append(s.Blocklists, e.lists[name].report())
-	}
-	e.listMu.Unlock()
+	s.Blocklists = e.lists.Load().Report()
 	elems := map[string]element{}
 	now := e.nowFn()
 	if e.inFast {
@@ -173,3 +170,5 @@ func (e *Engine) confirmUnseen(keys []string) (live []cut.Cut) {
 }
 
 func isNoEnt(err error) bool { return errors.Is(err, unix.ENOENT) }
+
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

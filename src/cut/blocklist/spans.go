@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import (
 	"encoding/binary"
@@ -201,6 +201,11 @@ func (s spans) remove(n span) spans {
 // normalized sorts and merges ranges into spans.
 func normalized(in []span, top u128) spans {
 	sort.Slice(in, func(i, j int) bool { return in[i].lo.less(in[j].lo) })
+	return merged(in, top)
+}
+
+// merged merges ranges sorted by lo that overlap or touch, in place.
+func merged(in []span, top u128) spans {
 	out := spans(in[:0])
 	for _, n := range in {
 		if k := len(out); k > 0 && (out[k-1].hi == top || !out[k-1].hi.inc().less(n.lo)) {
@@ -215,7 +220,7 @@ func normalized(in []span, top u128) spans {
 // union merges two span lists into a new one.
 func union(a, b spans, top u128) spans {
 	all := make([]span, 0, len(a)+len(b))
-	// Both are sorted: a merge by lo, then normalized's pass merges.
+	// Both are sorted: a merge by lo, then merged's pass joins.
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		if j == len(b) || i < len(a) && a[i].lo.less(b[j].lo) {
@@ -226,15 +231,7 @@ func union(a, b spans, top u128) spans {
 			j++
 		}
 	}
-	out := spans(all[:0])
-	for _, n := range all {
-		if k := len(out); k > 0 && (out[k-1].hi == top || !out[k-1].hi.inc().less(n.lo)) {
-			out[k-1].hi = maxU(out[k-1].hi, n.hi)
-			continue
-		}
-		out = append(out, n)
-	}
-	return out
+	return merged(all, top)
 }
 
 // subtract returns what of a is not in b.
@@ -263,33 +260,33 @@ func subtract(a, b spans) spans {
 	return out
 }
 
-// addrSet is a set of addresses of both families.
-type addrSet struct{ v4, v6 spans }
+// Set is a set of addresses of both families.
+type Set struct{ v4, v6 spans }
 
-func (s *addrSet) fam(v6 bool) (*spans, u128) {
+func (s *Set) fam(v6 bool) (*spans, u128) {
 	if v6 {
 		return &s.v6, top6
 	}
 	return &s.v4, top4
 }
 
-func (s *addrSet) addSpan(n span, v6 bool) {
+func (s *Set) addSpan(n span, v6 bool) {
 	p, top := s.fam(v6)
 	*p = p.add(n, top)
 }
 
-func (s *addrSet) removeSpan(n span, v6 bool) {
+func (s *Set) removeSpan(n span, v6 bool) {
 	p, _ := s.fam(v6)
 	*p = p.remove(n)
 }
 
-func (s *addrSet) addPrefix(p netip.Prefix) {
+func (s *Set) addPrefix(p netip.Prefix) {
 	n, v6 := prefixSpan(p)
 	s.addSpan(n, v6)
 }
 
 // has reports whether a is in the set.
-func (s *addrSet) has(a netip.Addr) bool {
+func (s *Set) has(a netip.Addr) bool {
 	n, v6 := addrNum(a)
 	if v6 {
 		return s.v6.contains(n)
@@ -297,12 +294,12 @@ func (s *addrSet) has(a netip.Addr) bool {
 	return s.v4.contains(n)
 }
 
-func (s *addrSet) empty() bool { return len(s.v4) == 0 && len(s.v6) == 0 }
+func (s *Set) empty() bool { return len(s.v4) == 0 && len(s.v6) == 0 }
 
-func (s *addrSet) len() int { return len(s.v4) + len(s.v6) }
+func (s *Set) len() int { return len(s.v4) + len(s.v6) }
 
 // setOfPrefixes builds a set from prefixes.
-func setOfPrefixes(ps []netip.Prefix) addrSet {
+func setOfPrefixes(ps []netip.Prefix) Set {
 	var v4, v6 []span
 	for _, p := range ps {
 		n, is6 := prefixSpan(p)
@@ -312,15 +309,15 @@ func setOfPrefixes(ps []netip.Prefix) addrSet {
 			v4 = append(v4, n)
 		}
 	}
-	return addrSet{normalized(v4, top4), normalized(v6, top6)}
+	return Set{normalized(v4, top4), normalized(v6, top6)}
 }
 
-func unionSet(a, b addrSet) addrSet {
-	return addrSet{union(a.v4, b.v4, top4), union(a.v6, b.v6, top6)}
+func unionSet(a, b Set) Set {
+	return Set{union(a.v4, b.v4, top4), union(a.v6, b.v6, top6)}
 }
 
-func subtractSet(a, b addrSet) addrSet {
-	return addrSet{subtract(a.v4, b.v4), subtract(a.v6, b.v6)}
+func subtractSet(a, b Set) Set {
+	return Set{subtract(a.v4, b.v4), subtract(a.v6, b.v6)}
 }
 
 // spanText names a span as a prefix when it is one, else as lo-hi.

@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import "github.com/fastpath-wrt/fastpath/src/cut"
 

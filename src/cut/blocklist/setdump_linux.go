@@ -1,12 +1,11 @@
 //go:build linux
 
-package engine
+package blocklist
 
 import (
-	"encoding/binary"
 	"fmt"
-	"syscall"
 
+	"github.com/fastpath-wrt/fastpath/src/nlframe"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -62,34 +61,16 @@ func dumpSetElements(family uint8, table, set string) ([]rawElem, error) {
 		if n > len(buf) {
 			return nil, fmt.Errorf("a %d-byte netlink message does not fit the %d-byte buffer", n, len(buf))
 		}
-		for b := buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
-			size := int(binary.NativeEndian.Uint32(b[0:4]))
-			if size < unix.NLMSG_HDRLEN || size > len(b) {
-				return nil, fmt.Errorf("netlink message of %d bytes in a %d-byte read", size, len(b))
-			}
-			typ := binary.NativeEndian.Uint16(b[4:6])
-			seq := binary.NativeEndian.Uint32(b[8:12])
-			body := b[unix.NLMSG_HDRLEN:size]
-			b = b[min((size+3)&^3, len(b)):]
-			if seq != sent.Header.Sequence {
-				continue
-			}
-			switch typ {
-			case unix.NLMSG_DONE:
-				return els, nil
-			case unix.NLMSG_ERROR:
-				if len(body) >= 4 {
-					if code := int32(binary.NativeEndian.Uint32(body[:4])); code != 0 {
-						return nil, syscall.Errno(-code)
-					}
-				}
-				return els, nil
-			}
+		done, err := nlframe.Walk(buf[:n], sent.Header.Sequence, func(typ uint16, body []byte) error {
 			ev, err := parseSetEvent(typ, body)
-			if err != nil {
-				return nil, err
-			}
 			els = append(els, ev.Elems...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return els, nil
 		}
 	}
 }

@@ -1,9 +1,6 @@
-package engine
+package blocklist
 
-import (
-	"sort"
-	"time"
-)
+import "sort"
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -13,5 +10,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

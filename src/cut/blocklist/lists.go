@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ type listState struct {
 	cfg      cut.BlocklistConfig
 	source   string
 	problems []string
-	cover    addrSet // the addresses it lists
-	entries  int     // lines, addresses or set elements, as its source counts them
-	counted  bool    // entries is up to date (nftables sets count when reported)
+	cover    Set  // the addresses it lists
+	entries  int  // lines, addresses or set elements, as its source counts them
+	counted  bool // entries is up to date (nftables sets count when reported)
 	// minBits are cut_min_prefix4 and cut_min_prefix6: a range wider than
 	// that is listed but not cut, and wide says so.
 	minBits [2]int
@@ -49,7 +49,7 @@ func (l *listState) trigger() string { return "blocklist:" + l.cfg.Name }
 // delta is what a change did to a list: the addresses it listed (some
 // may have been listed before) and whether it dropped any.
 type delta struct {
-	added   addrSet
+	added   Set
 	removed bool
 }
 
@@ -58,13 +58,13 @@ func (d *delta) join(o delta) {
 	d.removed = d.removed || o.removed
 }
 
-func diffSets(old, now addrSet) delta {
+func diffSets(old, now Set) delta {
 	gone := subtractSet(old, now)
 	return delta{added: subtractSet(now, old), removed: !gone.empty()}
 }
 
 // replace sets the list's addresses; entries is how many its source has.
-func (l *listState) replace(now addrSet, entries int) delta {
+func (l *listState) replace(now Set, entries int) delta {
 	d := l.diff(l.cover, now)
 	l.cover, l.entries, l.counted = now, entries, true
 	return d
@@ -110,7 +110,7 @@ func (l *listState) load(els []rawElem, interval bool) (delta, []string) {
 	l.interval, l.pending, l.reset = interval, nil, false
 	l.pts = [2]pointSet{}
 	old := l.cover
-	l.cover = addrSet{}
+	l.cover = Set{}
 	l.apply(foldChanges(cs), true)
 	return l.diff(old, l.cover), problems
 }
@@ -135,7 +135,7 @@ func (l *listState) commit() delta {
 	if l.reset {
 		l.reset = false
 		old := l.cover
-		l.pts, l.cover = [2]pointSet{}, addrSet{}
+		l.pts, l.cover = [2]pointSet{}, Set{}
 		l.apply(cs, true)
 		return l.diff(old, l.cover)
 	}
@@ -218,20 +218,20 @@ func (d *delta) mark(cov *spans, r span, in, v6 bool, top u128) {
 }
 
 func (l *listState) familyDelta(old, now spans, v6 bool) delta {
-	var o, n addrSet
+	var o, n Set
 	*o.fam0(v6), *n.fam0(v6) = old, now
 	return l.diff(o, n)
 }
 
 // diff is what a change from old to now did to what the list cuts: a
 // range too wide to cut is as if not listed, so narrowing it lists anew.
-func (l *listState) diff(old, now addrSet) delta {
+func (l *listState) diff(old, now Set) delta {
 	return diffSets(l.enforced(old), l.enforced(now))
 }
 
 // enforced is s without the ranges too wide to cut.
-func (l *listState) enforced(s addrSet) addrSet {
-	out := addrSet{}
+func (l *listState) enforced(s Set) Set {
+	out := Set{}
 	for f, ss := range [2]spans{s.v4, s.v6} {
 		keep := ss
 		for i, n := range ss {
@@ -250,7 +250,7 @@ func (l *listState) enforced(s addrSet) addrSet {
 	return out
 }
 
-func (s *addrSet) fam0(v6 bool) *spans { p, _ := s.fam(v6); return p }
+func (s *Set) fam0(v6 bool) *spans { p, _ := s.fam(v6); return p }
 
 // count is the number of elements of an nftables set: intervals of an
 // interval set, addresses of a plain one.
@@ -298,65 +298,6 @@ func (l *listState) report() cut.Blocklist {
 	}
 	return b
 }
-
-// listIndex answers "is this address on a list, and on which": one binary
-// search in the union of every list; the list is looked for only on a hit.
-type listIndex struct {
-	all   addrSet
-	lists []*listState // sorted by name: the first that lists an address names it
-}
-
-func buildIndex(lists map[string]*listState) *listIndex {
-	ix := &listIndex{}
-	for _, name := range sortedKeys(lists) {
-		l := lists[name]
-		ix.lists = append(ix.lists, l)
-		ix.all = unionSet(ix.all, l.cover)
-	}
-	return ix
-}
-
-// extend adds what a change listed, without a rebuild.
-func (ix *listIndex) extend(added addrSet) {
-	if added.len() > bulkAfter {
-		ix.all = unionSet(ix.all, added)
-		return
-	}
-	for _, n := range added.v4 {
-		ix.all.addSpan(n, false)
-	}
-	for _, n := range added.v6 {
-		ix.all.addSpan(n, true)
-	}
-}
-
-// listing is why an address is listed: the list and its range.
-type listing struct {
-	trigger string
-	what    string     // the listed range, as a prefix where it is one
-	addr    netip.Addr // the flow's address in it
-}
-
-func (l listing) reason(suffix string) string {
-	return "far end " + l.addr.String() + " is on a watched block list (" + l.what + ")" + suffix
-}
-
-// lookup returns the list that holds a.
-func (ix *listIndex) lookup(a netip.Addr) (listing, bool) {
-	if !ix.all.has(a) {
-		return listing{}, false
-	}
-	n, v6 := addrNum(a)
-	for _, l := range ix.lists {
-		ss, _ := l.cover.fam(v6)
-		if s, ok := ss.find(n); ok && !l.tooWide(s, v6) {
-			return listing{trigger: l.trigger(), what: spanText(s, v6), addr: a}, true
-		}
-	}
-	return listing{}, false
-}
-
-func (ix *listIndex) has(a netip.Addr) bool { return ix.all.has(a) }
 
 // badKey describes a set key that is not an address.
 func badKey(k []byte) string {

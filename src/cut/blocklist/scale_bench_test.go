@@ -1,6 +1,6 @@
 //go:build linux
 
-package engine
+package blocklist
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 )
 
 // Benchmarks at router scale (issue: 65,536 connections, banIP's 138,155
-// prefixes): go test -run X -bench . ./src/cut/engine
+// prefixes): go test -run X -bench . ./src/cut/blocklist
 
 // benchLists is a banIP-sized set of block lists: 138,155 prefixes in 13
 // lists (95,493 and 39,535 in the two largest, as banIP's README shows),
@@ -73,7 +73,7 @@ func benchFlows() []netstate.Flow {
 
 // benchIndex loads the lists, the largest as banIP keeps it: an interval
 // set (a start and an end element per prefix).
-func benchIndex() (map[string]*listState, *listIndex) {
+func benchIndex() (map[string]*listState, *Lists) {
 	lists := map[string]*listState{}
 	for name, ps := range benchPrefixes() {
 		l := newListState(cutList(name))
@@ -84,7 +84,7 @@ func benchIndex() (map[string]*listState, *listIndex) {
 		}
 		lists[name] = l
 	}
-	return lists, buildIndex(lists)
+	return lists, newLists(lists)
 }
 
 // intervalElems is what the kernel holds for ps in an interval set:
@@ -110,22 +110,22 @@ func intervalElems(ps []netip.Prefix) []rawElem {
 func BenchmarkMatchPass(b *testing.B) {
 	_, ix := benchIndex()
 	flows := benchFlows()
-	ft := &flowTable{}
+	ft := &Tracked{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer cpuPerOp(b)()
 	hits := 0
 	for i := 0; i < b.N; i++ {
 		hits = 0
-		ft.begin()
+		ft.Begin()
 		for _, f := range flows {
-			fa := addrsOf(f)
-			ft.seen(f.ID, fa)
-			if _, ok := flowListed(ix, fa, nil); ok {
+			fa := AddrsOf(f)
+			ft.Seen(f.ID, fa)
+			if _, ok := ix.Listed(fa, nil); ok {
 				hits++
 			}
 		}
-		ft.end(true)
+		ft.End(true)
 	}
 	b.ReportMetric(float64(hits), "hits/pass")
 }
@@ -139,9 +139,21 @@ func BenchmarkMatchOnly(b *testing.B) {
 	defer cpuPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		for _, f := range flows {
-			flowListed(ix, addrsOf(f), nil)
+			ix.Listed(AddrsOf(f), nil)
 		}
 	}
+}
+
+// benchTracked is the table of tracked addresses after a pass of
+// benchFlows.
+func benchTracked() *Tracked {
+	ft := &Tracked{}
+	ft.Begin()
+	for _, f := range benchFlows() {
+		ft.Seen(f.ID, AddrsOf(f))
+	}
+	ft.End(true)
+	return ft
 }
 
 // BenchmarkAddElement: one element added to the 95,493-prefix interval
@@ -149,12 +161,7 @@ func BenchmarkMatchOnly(b *testing.B) {
 // of tracked addresses asked): no pass, since no connection has it.
 func BenchmarkAddElement(b *testing.B) {
 	lists, ix := benchIndex()
-	ft := &flowTable{}
-	ft.begin()
-	for _, f := range benchFlows() {
-		ft.seen(f.ID, addrsOf(f))
-	}
-	ft.end(true)
+	ft := benchTracked()
 	l := lists["list00"]
 	rng := rand.New(rand.NewSource(7))
 	passes := 0
@@ -166,8 +173,8 @@ func BenchmarkAddElement(b *testing.B) {
 		l.queue([]rawElem{{Key: a.AsSlice()}}, true)
 		l.queue([]rawElem{{Key: a.Next().AsSlice(), IntervalEnd: true}}, true)
 		d := l.commit()
-		ix.extend(d.added)
-		if ft.anyIn(d.added) {
+		ix.index.extend(d.added)
+		if ft.AnyIn(d.added) {
 			passes++
 		}
 	}
@@ -179,12 +186,7 @@ func BenchmarkAddElement(b *testing.B) {
 // them: one commit, one extension of the index, one question to the table.
 func BenchmarkAddBurst(b *testing.B) {
 	lists, ix := benchIndex()
-	ft := &flowTable{}
-	ft.begin()
-	for _, f := range benchFlows() {
-		ft.seen(f.ID, addrsOf(f))
-	}
-	ft.end(true)
+	ft := benchTracked()
 	l := lists["list00"]
 	rng := rand.New(rand.NewSource(8))
 	b.ReportAllocs()
@@ -197,7 +199,7 @@ func BenchmarkAddBurst(b *testing.B) {
 			l.queue([]rawElem{{Key: a.Next().AsSlice(), IntervalEnd: true}}, true)
 		}
 		d := l.commit()
-		ix.extend(d.added)
-		ft.anyIn(d.added)
+		ix.index.extend(d.added)
+		ft.AnyIn(d.added)
 	}
 }

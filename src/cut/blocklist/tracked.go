@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import (
 	"net/netip"
@@ -7,13 +7,13 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
-// flowTable knows the addresses of the connections conntrack tracks now,
+// Tracked knows the addresses of the connections conntrack tracks now,
 // from one full pass and the new and destroy events after it, so an
 // address added to a block list costs a conntrack pass only when a
 // connection has it. Entries are counted by conntrack id, so an event for
 // an entry the pass saw too, or a destroy of one it never saw, changes
 // nothing.
-type flowTable struct {
+type Tracked struct {
 	mu  sync.Mutex
 	cur *flowCounts // nil until the first pass
 	// next is the table a pass under way builds; the events meanwhile are
@@ -37,14 +37,15 @@ func newFlowCounts(like *flowCounts) *flowCounts {
 	return &flowCounts{ids: make(map[uint32]struct{}, ids), v4: make(map[uint32]int32, v4), v6: make(map[u128]int32, v6)}
 }
 
-// flowAddrs are the distinct addresses of a flow (its two tuples).
-type flowAddrs struct {
+// Addrs are the distinct addresses of a flow (its two tuples).
+type Addrs struct {
 	a [4]netip.Addr
 	n int
 }
 
-func addrsOf(f netstate.Flow) flowAddrs {
-	var fa flowAddrs
+// AddrsOf reads the addresses of f, IPv4-mapped ones as IPv4.
+func AddrsOf(f netstate.Flow) Addrs {
+	var fa Addrs
 	for _, a := range netstate.Ends(f.Original, f.Reply) {
 		if !a.IsValid() {
 			continue
@@ -62,7 +63,7 @@ func addrsOf(f netstate.Flow) flowAddrs {
 	return fa
 }
 
-func (c *flowCounts) add(id uint32, fa flowAddrs, by int32) {
+func (c *flowCounts) add(id uint32, fa Addrs, by int32) {
 	if by > 0 {
 		if _, ok := c.ids[id]; ok {
 			return
@@ -86,8 +87,8 @@ func (c *flowCounts) add(id uint32, fa flowAddrs, by int32) {
 	}
 }
 
-// event applies a conntrack event.
-func (t *flowTable) event(id uint32, fa flowAddrs, gone bool) {
+// Event applies a conntrack event of entry id (gone: its destroy).
+func (t *Tracked) Event(id uint32, fa Addrs, gone bool) {
 	by := int32(1)
 	if gone {
 		by = -1
@@ -102,15 +103,16 @@ func (t *flowTable) event(id uint32, fa flowAddrs, gone bool) {
 	}
 }
 
-// begin starts a rebuild by a full pass; pass calls seen for every entry
-// and end once it has read the table to its end.
-func (t *flowTable) begin() {
+// Begin starts a rebuild by a full conntrack pass; the pass calls Seen
+// for every entry and End once it has read the table to its end.
+func (t *Tracked) Begin() {
 	t.mu.Lock()
 	t.next = newFlowCounts(t.cur)
 	t.mu.Unlock()
 }
 
-func (t *flowTable) seen(id uint32, fa flowAddrs) {
+// Seen counts an entry the pass read.
+func (t *Tracked) Seen(id uint32, fa Addrs) {
 	t.mu.Lock()
 	if t.next != nil {
 		t.next.add(id, fa, 1)
@@ -118,8 +120,8 @@ func (t *flowTable) seen(id uint32, fa flowAddrs) {
 	t.mu.Unlock()
 }
 
-// end makes the rebuilt table current (ok) or drops it (the pass failed).
-func (t *flowTable) end(ok bool) {
+// End makes the rebuilt table current (ok) or drops it (the pass failed).
+func (t *Tracked) End(ok bool) {
 	t.mu.Lock()
 	if ok {
 		t.cur = t.next
@@ -128,9 +130,9 @@ func (t *flowTable) end(ok bool) {
 	t.mu.Unlock()
 }
 
-// anyIn reports whether a tracked connection has an address in s; true
+// AnyIn reports whether a tracked connection has an address in s; true
 // while the table is not known.
-func (t *flowTable) anyIn(s addrSet) bool {
+func (t *Tracked) AnyIn(s Set) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cur == nil {

@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import (
 	"fmt"
@@ -255,7 +255,7 @@ func TestListIndex(t *testing.T) {
 		l, ok := ix.lookup(netip.MustParseAddr(s))
 		got := ""
 		if ok {
-			got = l.trigger + " " + l.what
+			got = l.Trigger + " " + l.what
 		}
 		if got != want {
 			t.Errorf("lookup(%s) = %q, want %q", s, got, want)
@@ -272,9 +272,9 @@ func TestListIndex(t *testing.T) {
 }
 
 func TestFlowTable(t *testing.T) {
-	ft := &flowTable{}
-	fa := func(ss ...string) flowAddrs {
-		var f flowAddrs
+	ft := &Tracked{}
+	fa := func(ss ...string) Addrs {
+		var f Addrs
 		for _, s := range ss {
 			f.a[f.n] = netip.MustParseAddr(s)
 			f.n++
@@ -282,23 +282,23 @@ func TestFlowTable(t *testing.T) {
 		return f
 	}
 	s := setOfPrefixes(prefixes("10.0.2.0/24"))
-	if !ft.anyIn(s) {
+	if !ft.AnyIn(s) {
 		t.Fatal("an unknown table must say yes")
 	}
-	ft.begin()
-	ft.seen(1, fa("10.0.1.2", "10.0.2.2"))
-	ft.event(2, fa("10.0.1.2", "10.0.2.3"), false) // new during the pass
-	ft.event(3, fa("10.0.1.2", "10.0.2.4"), true)  // destroyed, never seen
-	ft.end(true)
-	ft.event(1, fa("10.0.1.2", "10.0.2.2"), false) // the same entry again
-	if !ft.anyIn(setOfPrefixes(prefixes("10.0.2.3/32"))) || !ft.anyIn(setOfPrefixes(prefixes("10.0.2.2/32"))) {
+	ft.Begin()
+	ft.Seen(1, fa("10.0.1.2", "10.0.2.2"))
+	ft.Event(2, fa("10.0.1.2", "10.0.2.3"), false) // new during the pass
+	ft.Event(3, fa("10.0.1.2", "10.0.2.4"), true)  // destroyed, never seen
+	ft.End(true)
+	ft.Event(1, fa("10.0.1.2", "10.0.2.2"), false) // the same entry again
+	if !ft.AnyIn(setOfPrefixes(prefixes("10.0.2.3/32"))) || !ft.AnyIn(setOfPrefixes(prefixes("10.0.2.2/32"))) {
 		t.Error("tracked addresses not found")
 	}
-	ft.event(1, fa("10.0.1.2", "10.0.2.2"), true)
-	if ft.anyIn(setOfPrefixes(prefixes("10.0.2.2/32"))) || ft.anyIn(setOfPrefixes(prefixes("10.0.3.0/24", "2001:db8::/32"))) {
+	ft.Event(1, fa("10.0.1.2", "10.0.2.2"), true)
+	if ft.AnyIn(setOfPrefixes(prefixes("10.0.2.2/32"))) || ft.AnyIn(setOfPrefixes(prefixes("10.0.3.0/24", "2001:db8::/32"))) {
 		t.Error("an address no connection has is reported")
 	}
-	if !ft.anyIn(setOfPrefixes(prefixes("0.0.0.0/0"))) || !ft.anyIn(s) {
+	if !ft.AnyIn(setOfPrefixes(prefixes("0.0.0.0/0"))) || !ft.AnyIn(s) {
 		t.Error("a wide span misses a tracked address")
 	}
 }

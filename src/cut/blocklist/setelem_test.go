@@ -1,4 +1,4 @@
-package engine
+package blocklist
 
 import (
 	"encoding/binary"
