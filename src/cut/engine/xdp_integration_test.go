@@ -19,9 +19,8 @@ import (
 // xdpRig is a rig whose router cuts with cut_backend xdp on its veths
 // (native XDP) and on a bridge, which has no native XDP (no ndo_bpf).
 // With auto first, the veths keep the netdev cut, with the reason.
-func xdpRig(t *testing.T, prefix string) (*rig, cut.Config) {
+func xdpRig(t *testing.T, prefix string, cfg cut.Config) (*rig, cut.Config) {
 	t.Helper()
-	cfg := testConfig()
 	cfg.Backend = cut.BackendAuto
 	r := newRig(t, prefix, cfg)
 	if _, err := r.lab.Exec(r.lab.Router, "ip", "link", "add", "br9", "up", "type", "bridge"); err != nil {
@@ -81,7 +80,13 @@ func (r *rig) xdpProgs(t *testing.T) string {
 // brings the flow back, a cut nobody sends to expires after cut_expiry,
 // and Cleanup leaves no program attached.
 func TestIntegrationXDPCutHoldsReleasesExpires(t *testing.T) {
-	r, cfg := xdpRig(t, "fpxc")
+	// The XDP devices' frames never refresh the netdev sets' elements, so
+	// br9's chain lives for one cut_expiry after the cut (then the idle
+	// check detaches it, as it should): long enough here for a slow VM to
+	// look at it, against the 2 s the other tests use.
+	cfg := testConfig()
+	cfg.Expiry = hang
+	r, cfg := xdpRig(t, "fpxc", cfg)
 	if got := r.xdpProgs(t); got != "lan0,wan0" {
 		t.Fatalf("XDP attached on %q, want lan0,wan0", got)
 	}
@@ -146,7 +151,12 @@ func TestIntegrationXDPCutHoldsReleasesExpires(t *testing.T) {
 		t.Fatal("forwarding not restored after the release")
 	}
 
-	// Expiry: a tuple no frame keeps alive leaves the map after cut_expiry.
+	// Expiry: a tuple no frame keeps alive leaves the map after cut_expiry,
+	// a short one now.
+	cfg.Expiry = testConfig().Expiry
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
 	quiet := cut.Tuple{Proto: "udp", Src: "192.0.2.7", Dst: "192.0.2.8", SrcPort: 7, DstPort: 8}
 	if _, err := r.eng.CutTuple(ctx, quiet, "test", "test", cut.CutOptions{}); err != nil {
 		t.Fatal(err)
@@ -176,7 +186,7 @@ func TestIntegrationXDPCutHoldsReleasesExpires(t *testing.T) {
 // The same for IPv6 and for a flow tagged with a VLAN below the router's
 // L3 device: the program runs on the VLAN's parent and parses the tag.
 func TestIntegrationXDPCutIPv6AndVLAN(t *testing.T) {
-	r, _ := xdpRig(t, "fpx6")
+	r, _ := xdpRig(t, "fpx6", testConfig())
 	ctx := context.Background()
 	for _, tc := range []struct{ name, client, server, route string }{
 		{"IPv6", "[" + labnet.ClientV6 + "]:40092", "[" + labnet.ServerV6 + "]:9092", ""},
@@ -246,7 +256,7 @@ func TestIntegrationXDPCutIPv6AndVLAN(t *testing.T) {
 // returns while the flood runs at full rate.
 func TestIntegrationXDPReleaseUnderFlood(t *testing.T) {
 	const rounds = 60
-	r, _ := xdpRig(t, "fpxf")
+	r, _ := xdpRig(t, "fpxf", testConfig())
 	ctx := context.Background()
 	f := r.startFlow(t, labnet.ClientV4+":40094", labnet.ServerV4+":9094", time.Microsecond, 100_000_000)
 	if !waitFor(10*time.Second, func() bool { return f.toClient.Load() > 500 }) {
@@ -361,7 +371,7 @@ func TestIntegrationXDPLeftoversTakenOverAndCleanedUp(t *testing.T) {
 // set elements expired long ago (no chain refreshed them), and the cut
 // holds anyway, now in the ingress chains.
 func TestIntegrationXDPToNetdevKeepsCuts(t *testing.T) {
-	r, cfg := xdpRig(t, "fpxn")
+	r, cfg := xdpRig(t, "fpxn", testConfig())
 	ctx := context.Background()
 	f := r.startFlow(t, labnet.ClientV4+":40095", labnet.ServerV4+":9095", time.Millisecond, 10_000_000)
 	if !waitFor(10*time.Second, func() bool { return f.toClient.Load() > 100 }) {
@@ -400,7 +410,7 @@ func TestIntegrationXDPToNetdevKeepsCuts(t *testing.T) {
 // on each device, the cuts carried over (the netdev sets, re-created for
 // the new size, start empty).
 func TestIntegrationXDPNewSetSizeKeepsCuts(t *testing.T) {
-	r, cfg := xdpRig(t, "fpxz")
+	r, cfg := xdpRig(t, "fpxz", testConfig())
 	ctx := context.Background()
 	held := cut.Tuple{Proto: "tcp", Src: "192.0.2.11", Dst: "192.0.2.12", SrcPort: 11, DstPort: 12}
 	cfg.Expiry = time.Minute

@@ -478,6 +478,11 @@ iperf_run() {
 iperf_field() {
 	awk -v unit="$1" '/receiver/ { for (i=1;i<=NF;i++) if ($i==unit) v=$(i-1) } END { print (v=="" ? 0 : v) }' "${2:-/tmp/iperf-last.txt}"
 }
+# iperf_sent: as iperf_field, from the sender's summary line, the one an
+# interrupted client prints with its figures (its receiver line is zero).
+iperf_sent() {
+	awk -v unit="$1" '/sender/ { for (i=1;i<=NF;i++) if ($i==unit) v=$(i-1) } END { print (v=="" ? 0 : v) }' "$2"
+}
 # iperf_mbytes prints the received volume in MB (iperf3 picks the unit).
 iperf_mbytes() {
 	awk '/receiver/ { for (i=2;i<=NF;i++) {
