@@ -6,6 +6,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { RESOURCES } = require('./lib/luci');
+const { jsFiles } = require('./lib/files');
 
 const ROOT = path.resolve(__dirname, '..', 'root');
 
@@ -65,16 +66,8 @@ test('acl.d: every ubus method the views declare is granted, writes only under w
 	const g = acl()['luci-app-fastpath'];
 	const read = new Set(g.read.ubus.fastpath);
 	const write = new Set(g.write.ubus.fastpath);
-	const files = [];
-	(function walk(d) {
-		for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-			const p = path.join(d, e.name);
-			if (e.isDirectory()) walk(p);
-			else if (e.name.endsWith('.js')) files.push(p);
-		}
-	})(RESOURCES);
 	let seen = 0;
-	for (const f of files) {
+	for (const f of jsFiles(RESOURCES)) {
 		const src = fs.readFileSync(f, 'utf8');
 		const re = /object:\s*'([^']+)',\s*method:\s*'([^']+)'/g;
 		let m;

@@ -9,29 +9,23 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { RESOURCES, scanRequires, makeRuntime, fileOf } = require('./lib/luci');
+const { jsFiles } = require('./lib/files');
 
 // LuCI classes our files may require (all ship with luci-base / luci-mod-status).
 const LUCI_CLASSES = new Set(['baseclass', 'view', 'dom', 'poll', 'rpc', 'ui', 'form', 'uci', 'fs', 'network', 'request']);
 
 function classFiles() {
-	const out = [];
-	(function walk(d) {
-		for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-			const p = path.join(d, e.name);
-			if (e.isDirectory()) walk(p);
-			else if (e.name.endsWith('.js')) out.push(p);
-		}
-	})(RESOURCES);
-	return out.sort();
+	return jsFiles(RESOURCES);
 }
 
 function className(file) {
 	return path.relative(RESOURCES, file).replace(/\.js$/, '').split(path.sep).join('.');
 }
 
-test('the class files are the four views, the overview include and format', () => {
+test('the class files are the four views, the overview include, format and page', () => {
 	assert.deepEqual(classFiles().map(className), [
 		'fastpath.format',
+		'fastpath.page',
 		'view.fastpath.flows',
 		'view.fastpath.settings',
 		'view.fastpath.status',
@@ -65,7 +59,7 @@ for (const file of classFiles()) {
 		assert.equal(instance.__extends, 1, `${file}: ${instance.__extends} extend() calls`);
 		const expectedBase = name.startsWith('view.fastpath.') ? 'view' : 'baseclass';
 		assert.equal(instance.__base, expectedBase, `${file} must return ${expectedBase}.extend({...})`);
-		assert.equal(typeof instance.render == 'function' || name == 'fastpath.format', true, `${file}: no render()`);
+		assert.equal(typeof instance.render == 'function' || name.startsWith('fastpath.'), true, `${file}: no render()`);
 	});
 }
 

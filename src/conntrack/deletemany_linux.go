@@ -10,6 +10,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/fastpath-wrt/fastpath/src/conntrack/internal/ctnl"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
@@ -50,9 +51,16 @@ func (c *Client) DeleteMany(flows []netstate.Flow) []error {
 		msgs = append(msgs, m)
 		idx = append(idx, i)
 	}
+	buf := make([]byte, 64*1024)
 	for lo := 0; lo < len(msgs); lo += deleteWindow {
 		hi := min(lo+deleteWindow, len(msgs))
-		if err := c.deleteWindow(msgs[lo:hi], idx[lo:hi], flows, errs); err != nil {
+		err := ctnl.Exchange(c.raw, msgs[lo:hi], buf, func(k int, errno syscall.Errno) {
+			if i := idx[lo+k]; errno != 0 {
+				errs[i] = mapDeleteError(errno, "conntrack entry "+flows[i].Original.String())
+			}
+		})
+		if err != nil {
+			err = fmt.Errorf("delete conntrack entries: %w", err)
 			for _, i := range idx[lo:] {
 				if errs[i] == nil {
 					errs[i] = err
@@ -64,63 +72,8 @@ func (c *Client) DeleteMany(flows []netstate.Flow) []error {
 	return errs
 }
 
-// deleteWindow sends one window of deletes and reads their acks. The acks
-// are read from the raw socket: the netlink library stops at the first
-// error message of a read and loses the acks after it.
-func (c *Client) deleteWindow(msgs []netlink.Message, idx []int, flows []netstate.Flow, errs []error) error {
-	sent, err := c.raw.SendMessages(msgs)
-	if err != nil {
-		return fmt.Errorf("delete conntrack entries: %w", err)
-	}
-	bySeq := make(map[uint32]int, len(sent))
-	for k, m := range sent {
-		bySeq[m.Header.Sequence] = idx[k]
-	}
-	buf := make([]byte, 64*1024)
-	for len(bySeq) > 0 {
-		n, err := readDatagram(c.raw, buf, 0)
-		if err != nil {
-			return fmt.Errorf("delete conntrack entries: read acks: %w", err)
-		}
-		parsed, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			return fmt.Errorf("delete conntrack entries: bad ack: %w", err)
-		}
-		for _, m := range parsed {
-			if m.Header.Type != unix.NLMSG_ERROR || len(m.Data) < 4 {
-				continue
-			}
-			i, ok := bySeq[m.Header.Seq]
-			if !ok {
-				continue
-			}
-			delete(bySeq, m.Header.Seq)
-			if code := int32(binary.NativeEndian.Uint32(m.Data[:4])); code != 0 {
-				errs[i] = mapDeleteError(syscall.Errno(-code), "conntrack entry "+flows[i].Original.String())
-			}
-		}
-	}
-	return nil
-}
-
-// readDatagram reads one datagram of conn into buf, bypassing the netlink
-// library's message parsing; recvfrom's flags are passed on (MSG_TRUNC:
-// n is the datagram's full length, even when it is longer than buf).
-func readDatagram(conn *netlink.Conn, buf []byte, flags int) (n int, err error) {
-	rc, err := conn.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, rerr = unix.Recvfrom(int(fd), buf, flags)
-		return rerr != unix.EAGAIN
-	})
-	if err == nil {
-		err = rerr
-	}
-	return n, err
-}
+// readDatagram reads one datagram, bypassing the netlink library's parsing.
+var readDatagram = ctnl.ReadDatagram
 
 // deleteMessage is the ctnetlink request of
 //
@@ -150,15 +103,5 @@ func deleteMessage(f netstate.Flow) (netlink.Message, error) {
 		})
 		return nil
 	})
-	attrs, err := ae.Encode()
-	if err != nil {
-		return netlink.Message{}, err
-	}
-	return netlink.Message{
-		Header: netlink.Header{
-			Type:  netlink.HeaderType(nfnlSubsysCTNetlink<<8 | ipctnlMsgCTDelete),
-			Flags: netlink.Request | netlink.Acknowledge,
-		},
-		Data: append([]byte{family, 0, 0, 0}, attrs...), // nfgenmsg: family, version, res_id
-	}, nil
+	return ctnl.Request(ipctnlMsgCTDelete, 0, family, ae)
 }

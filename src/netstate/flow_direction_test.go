@@ -21,7 +21,7 @@ var stage = map[string]int{
 	"netstate": 0, "nlframe": 0, "uci": 0, "version": 0, "supervise": 0, "logger": 0, "ubus": 0, "ubus/internal/vectors": 0,
 	"platform": 1, "nftevents": 1, "cut": 1, // cut: the cut's settings, records and rule text
 	// observe
-	"config": 2, "observe": 2, "conntrack": 2, "ppe": 2, "cut/blocklist": 2, // cut/blocklist: what the block lists hold
+	"config": 2, "observe": 2, "conntrack": 2, "conntrack/internal/ctnl": 2, "ppe": 2, "cut/blocklist": 2, // cut/blocklist: what the block lists hold
 	"plan": 3,
 	// apply
 	"nft": 4, "cut/engine": 4, "cut/xdp": 4,

@@ -25,12 +25,8 @@ type harness struct {
 // start runs a broker and the fastpath object on it, as the daemon does.
 func start(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{sock: filepath.Join(t.TempDir(), "ubus.sock"), fake: newFake()}
-	var err error
-	if h.broker, err = ubustest.Listen(h.sock); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.broker.Close() })
+	h := &harness{broker: ubustest.Start(t), fake: newFake()}
+	h.sock = h.broker.Path()
 	h.client = ubus.NewClient(h.sock, nil)
 	h.client.MinBackoff = 10 * time.Millisecond
 	h.obj = New(h.fake, nil)

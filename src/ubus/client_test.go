@@ -80,11 +80,7 @@ func TestClientReconnectsAfterBrokerRestart(t *testing.T) {
 	if obj.ID() == 0 || obj.ID() == firstID {
 		t.Fatalf("object id after restart %08x (before %08x): not re-registered", obj.ID(), firstID)
 	}
-	caller2, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer caller2.Close()
+	caller2 := b.Dial(t)
 	callEcho(t, caller2)
 
 	// Dropping every connection (without removing the socket) works too.
@@ -97,26 +93,13 @@ func TestClientReconnectsAfterBrokerRestart(t *testing.T) {
 	if err := cl.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller3, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer caller3.Close()
+	caller3 := b.Dial(t)
 	callEcho(t, caller3)
 }
 
 func TestCallTimesOutAndHandlersRunConcurrently(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	owner, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
+	b := ubustest.Start(t)
+	owner := b.Dial(t)
 	release := make(chan struct{})
 	obj := &ubus.Object{Name: "slow", Methods: []ubus.Method{
 		{Name: "block", Handler: func(context.Context, *ubus.Request) (any, int) { <-release; return nil, 0 }},
@@ -126,14 +109,10 @@ func TestCallTimesOutAndHandlersRunConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer close(release)
-	caller, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer caller.Close()
+	caller := b.Dial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err = caller.Call(ctx, "slow", "block", nil)
+	_, err := caller.Call(ctx, "slow", "block", nil)
 	if !errors.Is(err, &ubus.StatusError{Code: ubus.StatusTimeout}) {
 		t.Fatalf("blocked call: %v, want a timeout", err)
 	}
@@ -145,19 +124,12 @@ func TestCallTimesOutAndHandlersRunConcurrently(t *testing.T) {
 }
 
 func TestArgumentTypesAreChecked(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	owner, _ := ubus.Dial(sock)
-	defer owner.Close()
+	b := ubustest.Start(t)
+	owner := b.Dial(t)
 	if err := owner.AddObject(context.Background(), echoObject()); err != nil {
 		t.Fatal(err)
 	}
-	caller, _ := ubus.Dial(sock)
-	defer caller.Close()
+	caller := b.Dial(t)
 	data, err := caller.Call(context.Background(), "echo", "echo", ubus.Table{{Name: "text", Value: int32(5)}})
 	var se *ubus.StatusError
 	if !errors.As(err, &se) || se.Code != ubus.StatusInvalidArgument {
@@ -172,19 +144,12 @@ func TestArgumentTypesAreChecked(t *testing.T) {
 }
 
 func TestMessageOverLimitIsRefused(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	c, _ := ubus.Dial(sock)
-	defer c.Close()
+	c := ubustest.Start(t).Dial(t)
 	big := make([]byte, ubus.MaxMessageLen)
 	for i := range big {
 		big[i] = 'a'
 	}
-	err = c.SendEvent(context.Background(), "demo.big", ubus.Table{{Name: "blob", Value: string(big)}})
+	err := c.SendEvent(context.Background(), "demo.big", ubus.Table{{Name: "blob", Value: string(big)}})
 	var tooLarge ubus.ErrMessageTooLarge
 	if !errors.As(err, &tooLarge) {
 		t.Fatalf("error %v, want ErrMessageTooLarge", err)
@@ -198,24 +163,17 @@ func TestMessageOverLimitIsRefused(t *testing.T) {
 // An answer over ubusd's limit is not sent; the caller gets an error
 // status with the reason instead of a dropped connection.
 func TestOversizedAnswerBecomesAnError(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	owner, _ := ubus.Dial(sock)
-	defer owner.Close()
+	b := ubustest.Start(t)
+	owner := b.Dial(t)
 	big := string(make([]byte, ubus.MaxMessageLen))
-	err = owner.AddObject(context.Background(), &ubus.Object{Name: "big", Methods: []ubus.Method{{
+	err := owner.AddObject(context.Background(), &ubus.Object{Name: "big", Methods: []ubus.Method{{
 		Name:    "get",
 		Handler: func(context.Context, *ubus.Request) (any, int) { return ubus.Table{{Name: "blob", Value: big}}, 0 },
 	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller, _ := ubus.Dial(sock)
-	defer caller.Close()
+	caller := b.Dial(t)
 	data, err := caller.Call(context.Background(), "big", "get", nil)
 	var se *ubus.StatusError
 	if !errors.As(err, &se) || se.Code != ubus.StatusUnknownError || !strings.Contains(se.Message, "exceeds ubusd's limit") {
@@ -233,11 +191,7 @@ func TestPing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := b.Dial(t)
 	if err := c.Ping(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -251,16 +205,9 @@ func TestPing(t *testing.T) {
 
 // Events reach a listener in the order they were sent.
 func TestEventsArriveInOrder(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	listener, _ := ubus.Dial(sock)
-	defer listener.Close()
-	sender, _ := ubus.Dial(sock)
-	defer sender.Close()
+	b := ubustest.Start(t)
+	listener := b.Dial(t)
+	sender := b.Dial(t)
 	const n = 200
 	got := make(chan int32, n)
 	if err := listener.Listen(context.Background(), "seq", func(_ string, d ubus.Table) {

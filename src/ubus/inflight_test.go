@@ -3,7 +3,6 @@ package ubus_test
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -21,17 +20,9 @@ import (
 // released.
 func TestPipelinedCallsAreBounded(t *testing.T) {
 	const calls = 5000
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	owner, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
+	b := ubustest.Start(t)
+	sock := b.Path()
+	owner := b.Dial(t)
 	release := make(chan struct{})
 	entered := make(chan struct{}, calls)
 	obj := &ubus.Object{Name: "slow", Methods: []ubus.Method{{Name: "reload", Handler: func(ctx context.Context, _ *ubus.Request) (any, int) {
@@ -125,11 +116,7 @@ func TestPipelinedCallsAreBounded(t *testing.T) {
 		}
 	}
 	// The connection still serves calls once the flood is over.
-	caller, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer caller.Close()
+	caller := b.Dial(t)
 	got, err := caller.Call(ctx, "slow", "reload", nil)
 	if err != nil || got == nil {
 		t.Fatalf("a call after the flood: %v %v", got, err)

@@ -35,28 +35,9 @@ mkdir -p "$files/etc/config" "$files/etc/fastpath"
 # A copy of the runtime that lost its symbolic links gets them back.
 "$repo/src/build/openwrt-userland.sh" --links "$files" >/dev/null
 
-# The router: lan0 and wan0 carry the firewall's zones. The block lists
+# The router's network is the lab's (src/testdata/uci/network). The block lists
 # carry markup in a file line and in a name: the pages must show it as text.
-cat >"$files/etc/config/network" <<'UCI'
-
-config interface 'loopback'
-	option device 'lo'
-	option proto 'static'
-	option ipaddr '127.0.0.1'
-	option netmask '255.0.0.0'
-
-config interface 'lan'
-	option device 'lan0'
-	option proto 'static'
-	option ipaddr '10.0.1.1'
-	option netmask '255.255.255.0'
-
-config interface 'wan'
-	option device 'wan0'
-	option proto 'static'
-	option ipaddr '10.0.2.1'
-	option netmask '255.255.255.0'
-UCI
+cp "$repo/src/testdata/uci/network" "$files/etc/config/network"
 cat >"$files/etc/config/fastpath" <<'UCI'
 
 config fastpath 'main'

@@ -6,6 +6,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { jsFiles } = require('./files');
 
 const APP = path.resolve(__dirname, '..', '..');
 const HTDOCS = path.join(APP, 'htdocs');
@@ -26,18 +27,6 @@ function unquote(lit) {
 function stripComments(src) {
 	return src.replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
 		.replace(/(^|[^:'"\\])\/\/[^\n]*/g, (m, p) => p + ' '.repeat(m.length - p.length));
-}
-
-function jsFiles(dir) {
-	const out = [];
-	(function walk(d) {
-		for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-			const p = path.join(d, e.name);
-			if (e.isDirectory()) walk(p);
-			else if (e.name.endsWith('.js')) out.push(p);
-		}
-	})(dir);
-	return out.sort();
 }
 
 function lineOf(src, index) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack/internal/ctnl"
 )
 
 // Entry is one connection to create: its original tuple and the address
@@ -98,53 +100,20 @@ func Inject(n int, entry func(int) Entry) error {
 			}
 			msgs = append(msgs, m)
 		}
-		sent, err := c.SendMessages(msgs)
+		var refused error
+		err := ctnl.Exchange(c, msgs, buf, func(k int, errno syscall.Errno) {
+			if errno != 0 && refused == nil {
+				refused = fmt.Errorf("create entry %d (%+v): %w", lo+k, entry(lo+k), errno)
+			}
+		})
 		if err != nil {
-			return fmt.Errorf("send creates: %w", err)
+			return fmt.Errorf("create entries: %w", err)
 		}
-		pending := make(map[uint32]int, len(sent))
-		for k, m := range sent {
-			pending[m.Header.Sequence] = lo + k
-		}
-		for len(pending) > 0 {
-			nr, err := recv(c, buf)
-			if err != nil {
-				return fmt.Errorf("read acks: %w", err)
-			}
-			parsed, err := syscall.ParseNetlinkMessage(buf[:nr])
-			if err != nil {
-				return fmt.Errorf("bad ack: %w", err)
-			}
-			for _, m := range parsed {
-				i, ok := pending[m.Header.Seq]
-				if !ok || m.Header.Type != unix.NLMSG_ERROR || len(m.Data) < 4 {
-					continue
-				}
-				delete(pending, m.Header.Seq)
-				if code := int32(binary.NativeEndian.Uint32(m.Data[:4])); code != 0 {
-					return fmt.Errorf("create entry %d (%+v): %w", i, entry(i), syscall.Errno(-code))
-				}
-			}
+		if refused != nil {
+			return refused
 		}
 	}
 	return nil
-}
-
-func recv(c *netlink.Conn, buf []byte) (int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, rerr = unix.Recvfrom(int(fd), buf, 0)
-		return rerr != unix.EAGAIN
-	})
-	if err == nil {
-		err = rerr
-	}
-	return n, err
 }
 
 // ctnetlink numbers (uapi/linux/netfilter/nfnetlink_conntrack.h).
@@ -159,6 +128,7 @@ const (
 	ctaProtoInfoTCP, ctaProtoInfoTCPState                            = 1, 1
 	ipsSeenReply, ipsAssured, ipsConfirmed                           = 1 << 1, 1 << 2, 1 << 3
 	tcpEstablished                                                   = 3
+	ipctnlMsgCTNew                                                   = 0
 )
 
 // createMessage is the ctnetlink request of, for a masqueraded TCP entry,
@@ -222,17 +192,7 @@ func createMessage(e Entry) (netlink.Message, error) {
 			return nil
 		})
 	}
-	attrs, err := ae.Encode()
-	if err != nil {
-		return netlink.Message{}, err
-	}
-	return netlink.Message{
-		Header: netlink.Header{
-			Type:  netlink.HeaderType(1<<8 | 0), // NFNL_SUBSYS_CTNETLINK, IPCTNL_MSG_CT_NEW
-			Flags: netlink.Request | netlink.Acknowledge | netlink.Create | netlink.Excl,
-		},
-		Data: append([]byte{family, 0, 0, 0}, attrs...),
-	}, nil
+	return ctnl.Request(ipctnlMsgCTNew, netlink.Create|netlink.Excl, family, ae)
 }
 
 // Dumper dumps the table of the network namespace it was opened in, for
@@ -270,7 +230,7 @@ func (d *Dumper) Entries() (int, error) {
 	}
 	n := 0
 	for {
-		nr, err := recv(d.c, d.buf)
+		nr, err := ctnl.ReadDatagram(d.c, d.buf, 0)
 		if err != nil {
 			return n, err
 		}

@@ -50,9 +50,7 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	}
 
 	// Ethernet.
-	a.mov(r2, r7)
-	a.addImm(r2, ethHdrLen)
-	a.jump(jmpJGT, r2, r8, "pass")
+	a.need(ethHdrLen)
 	a.load(sizeH, r3, r7, 12)
 	a.mov(r7, r2)
 
@@ -60,18 +58,14 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	a.jumpImm(jmpJEQ, r3, n16(etherVLAN), "vlan")
 	a.jumpImm(jmpJNE, r3, n16(etherQinQ), "pppoe?")
 	a.at("vlan")
-	a.mov(r2, r7)
-	a.addImm(r2, vlanHdrLen)
-	a.jump(jmpJGT, r2, r8, "pass")
+	a.need(vlanHdrLen)
 	a.load(sizeH, r3, r7, 2)
 	a.mov(r7, r2)
 
 	// PPPoE session frames carrying IPv4 or IPv6.
 	a.at("pppoe?")
 	a.jumpImm(jmpJNE, r3, n16(etherPPPoE), "l3")
-	a.mov(r2, r7)
-	a.addImm(r2, pppoeHdrLen)
-	a.jump(jmpJGT, r2, r8, "pass")
+	a.need(pppoeHdrLen)
 	a.load(sizeB, r4, r7, 0) // version 1, type 1
 	a.jumpImm(jmpJNE, r4, 0x11, "pass")
 	a.load(sizeB, r4, r7, 1) // code 0: session data
@@ -89,9 +83,7 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	// IPv6: the fixed header; a first next header other than TCP or UDP
 	// (an extension header) passes.
 	a.at("ipv6")
-	a.mov(r2, r7)
-	a.addImm(r2, ipv6HdrLen)
-	a.jump(jmpJGT, r2, r8, "pass")
+	a.need(ipv6HdrLen)
 	a.load(sizeB, r5, r7, 6)
 	a.jumpImm(jmpJEQ, r5, protoTCP, "ipv6 l4")
 	a.jumpImm(jmpJNE, r5, protoUDP, "pass")
@@ -110,9 +102,7 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	// IPv4: version 4, header length from IHL; fragments after the first
 	// carry no ports and pass.
 	a.at("ipv4")
-	a.mov(r2, r7)
-	a.addImm(r2, ipv4MinLen)
-	a.jump(jmpJGT, r2, r8, "pass")
+	a.need(ipv4MinLen)
 	a.load(sizeB, r4, r7, 0)
 	a.mov(r5, r4)
 	a.rshImm(r5, 4)
@@ -137,9 +127,7 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 
 	// TCP and UDP both start with the two ports.
 	a.at("ports")
-	a.mov(r2, r7)
-	a.addImm(r2, 4)
-	a.jump(jmpJGT, r2, r8, "pass")
+	a.need(4)
 	a.load(sizeH, r1, r7, 0)
 	a.store(sizeH, r10, keyOnStack+keySport, r1)
 	a.load(sizeH, r1, r7, 2)
@@ -163,4 +151,13 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	a.movImm(r0, xdpPass)
 	a.exit()
 	return a.assemble(order)
+}
+
+// need passes the frame unless n bytes from the cursor r7 are inside it:
+// the bounds check against data_end the verifier wants before every read.
+// It leaves r2 at the cursor plus n, where the next header starts.
+func (a *asm) need(n int32) {
+	a.mov(r2, r7)
+	a.addImm(r2, n)
+	a.jump(jmpJGT, r2, r8, "pass")
 }

@@ -364,25 +364,7 @@ NFT
 
 uci_network() {
 	mkdir -p /etc/config
-	cat > /etc/config/network <<'UCI'
-config interface 'loopback'
-	option device 'lo'
-	option proto 'static'
-	option ipaddr '127.0.0.1'
-	option netmask '255.0.0.0'
-
-config interface 'lan'
-	option device 'lan0'
-	option proto 'static'
-	option ipaddr '10.0.1.1'
-	option netmask '255.255.255.0'
-
-config interface 'wan'
-	option device 'wan0'
-	option proto 'static'
-	option ipaddr '10.0.2.1'
-	option netmask '255.255.255.0'
-UCI
+	cp "$LAB_REPO/src/testdata/uci/network" /etc/config/network
 }
 
 uci_network_ipip() {

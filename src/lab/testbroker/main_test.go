@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,18 +29,10 @@ func captureStdout(t *testing.T, f func() int) (string, int) {
 
 // The client commands print and exit as the ubus CLI does.
 func TestClientCommandsLikeUbusCLI(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "ubus.sock")
-	b, err := ubustest.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	owner, err := ubus.Dial(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
-	err = owner.AddObject(context.Background(), &ubus.Object{Name: "demo", Methods: []ubus.Method{{
+	b := ubustest.Start(t)
+	sock := b.Path()
+	owner := b.Dial(t)
+	err := owner.AddObject(context.Background(), &ubus.Object{Name: "demo", Methods: []ubus.Method{{
 		Name:      "hello",
 		Signature: []ubus.Arg{{Name: "name", Type: ubus.TypeString}, {Name: "count", Type: ubus.TypeInt32}},
 		Handler: func(_ context.Context, r *ubus.Request) (any, int) {

@@ -57,6 +57,12 @@ func checkLabAddr(name string, a netip.Addr) error {
 	return fmt.Errorf("-%s %s: not a lab address (want one of %v)", name, a, labPrefixes)
 }
 
+// runFor is -seconds as a duration, within the bounds.
+func runFor(seconds float64) (time.Duration, error) {
+	d := time.Duration(seconds * float64(time.Second))
+	return d, checkSeconds(d)
+}
+
 func checkSeconds(d time.Duration) error {
 	if d <= 0 || d > maxDuration {
 		return fmt.Errorf("-seconds %v: want more than 0 and at most %v", d.Seconds(), maxDuration.Seconds())

@@ -18,8 +18,8 @@ func runEcho(args []string) error {
 	if err != nil {
 		return err
 	}
-	d := time.Duration(*seconds * float64(time.Second))
-	if err := checkSeconds(d); err != nil {
+	d, err := runFor(*seconds)
+	if err != nil {
 		return err
 	}
 	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap))

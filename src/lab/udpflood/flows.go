@@ -27,8 +27,8 @@ func runFlows(args []string) error {
 	if err != nil {
 		return err
 	}
-	d := time.Duration(*seconds * float64(time.Second))
-	if err := checkSeconds(d); err != nil {
+	d, err := runFor(*seconds)
+	if err != nil {
 		return err
 	}
 	if *flows < 1 || *flows > maxFlows {

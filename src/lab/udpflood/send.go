@@ -45,8 +45,8 @@ func runSend(args []string) error {
 	if err != nil {
 		return err
 	}
-	d := time.Duration(*seconds * float64(time.Second))
-	if err := checkSeconds(d); err != nil {
+	d, err := runFor(*seconds)
+	if err != nil {
 		return err
 	}
 	if *pps < 1 || *pps > maxPPS {

@@ -327,6 +327,14 @@ func u32(m *ubus.Message, id ubus.AttrID) (uint32, error) {
 	return v, nil
 }
 
+// methodOf is the method and object an INVOKE or NOTIFY names; ok is
+// false when either is missing.
+func methodOf(m *ubus.Message) (method string, id uint32, ok bool) {
+	method, ok = m.String(ubus.AttrMethod)
+	id, hasID := m.U32(ubus.AttrObjID)
+	return method, id, ok && hasID
+}
+
 func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 
 func (b *Broker) addObject(c *client, m *ubus.Message) int {
@@ -486,9 +494,8 @@ func (b *Broker) forward(req *ubus.Message, seq uint16, peer uint32, to *object,
 }
 
 func (b *Broker) invoke(c *client, m *ubus.Message) int {
-	method, ok := m.String(ubus.AttrMethod)
-	id, err := u32(m, ubus.AttrObjID)
-	if !ok || err != nil {
+	method, id, ok := methodOf(m)
+	if !ok {
 		return ubus.StatusInvalidArgument
 	}
 	if id == eventObjectID {
@@ -613,9 +620,8 @@ func (b *Broker) subscriptionChanged(o *object) {
 }
 
 func (b *Broker) notify(c *client, m *ubus.Message) int {
-	method, ok := m.String(ubus.AttrMethod)
-	id, err := u32(m, ubus.AttrObjID)
-	if !ok || err != nil {
+	method, id, ok := methodOf(m)
+	if !ok {
 		return ubus.StatusInvalidArgument
 	}
 	noReply := false

@@ -4,22 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/ubus"
 )
-
-func dial(t *testing.T, b *Broker) *ubus.Conn {
-	t.Helper()
-	c, err := ubus.Dial(b.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 func named(name string) *ubus.Object {
 	return &ubus.Object{Name: name, Methods: []ubus.Method{{Name: "m", Handler: func(_ context.Context, r *ubus.Request) (any, int) {
@@ -31,14 +20,10 @@ func named(name string) *ubus.Object {
 // ubusd_event.c: wildcard lookups in path order, ubus.object.* events,
 // no event loop-back, reserved event names, duplicate paths.
 func TestBrokerFollowsUbusd(t *testing.T) {
-	b, err := Listen(filepath.Join(t.TempDir(), "ubus.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	watcher := dial(t, b)
+	watcher := b.Dial(t)
 	seen := make(chan string, 10)
 	if err := watcher.Listen(ctx, "ubus.object.*", func(ev string, d ubus.Table) {
 		p, _ := d.Get("path")
@@ -46,7 +31,7 @@ func TestBrokerFollowsUbusd(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	owner := dial(t, b)
+	owner := b.Dial(t)
 	for _, n := range []string{"network.interface.wan", "network.device", "network.interface.lan", "system"} {
 		if err := owner.AddObject(ctx, named(n)); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,11 +52,8 @@ func TestReplayVectors(t *testing.T) {
 }
 
 func replay(t *testing.T, s vectors.Scenario) {
-	b, err := Listen(filepath.Join(t.TempDir(), "ubus.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := Start(t)
+	var err error
 
 	last := map[string]int{} // each client's last recorded message
 	for i, m := range s.Messages {

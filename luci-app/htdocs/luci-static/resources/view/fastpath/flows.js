@@ -5,6 +5,7 @@
 'require rpc';
 'require ui';
 'require fastpath.format as fmt';
+'require fastpath.page as page';
 
 /*
  * Network > Flow Offload > Flows: conntrack's flows with their offload
@@ -51,22 +52,12 @@ var columns = [
 
 var DEFAULT_LIMIT = 500;
 
-/*
- * LuCI's dom.append puts a lone string child in with innerHTML, so every
- * text below goes in as [ text ]: flow, cut and reason text is never markup.
- */
-function td(title, children) {
-	return E('td', { 'class': 'td', 'data-title': title }, Array.isArray(children) ? children : [ children ]);
-}
+/* Every text goes in as [ text ] (see fastpath.page): flow, cut and reason text is never markup. */
+var td = page.cell;
 
 return view.extend({
 	sortKey: 'bytes',
 	sortDesc: true,
-
-	/* Write actions only for sessions that may write (rpcd grants cut/uncut with write). */
-	writable: function() {
-		return L.hasViewPermission() === true;
-	},
 
 	/* Filters sent to the daemon's `flows` method. */
 	query: function() {
@@ -129,7 +120,7 @@ return view.extend({
 
 	/* The Cut button of a row: only where the session may write, and the router's own connections only when asked. */
 	cutButton: function(f) {
-		if (!this.writable() || !fmt.cuttable(f))
+		if (!page.writable() || !fmt.cuttable(f))
 			return '';
 
 		if (f.local && !this.cutLocal)
@@ -182,47 +173,33 @@ return view.extend({
 		});
 
 		return E('div', { 'id': 'fastpath-flows' }, [
-			this.queryError ? E('div', { 'class': 'alert-message warning' },
-				[ _('The daemon refused the filter: %s').format(this.queryError) ]) : '',
+			this.queryError ? page.note('warning', _('The daemon refused the filter: %s').format(this.queryError)) : '',
 			E('p', {}, [ _('Showing %d of %d flows.').format(shown.length, this.total || 0) ]),
-			this.truncated ? E('div', { 'class': 'alert-message notice' },
-				[ _('The daemon sent only the flows that fit in one ubus message; narrow the list with the filters above.') ]) : '',
-			E('table', { 'class': 'table cbi-section-table' }, [
-				E('tr', { 'class': 'tr table-titles' }, titles)
-			].concat(rows.length ? rows : [
-				E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td', 'colspan': String(titles.length) }, [ E('em', {}, [ _('No flow matches.') ]) ]) ])
-			]))
+			this.truncated ? page.note('notice', _('The daemon sent only the flows that fit in one ubus message; narrow the list with the filters above.')) : '',
+			page.table(titles, rows, _('No flow matches.'))
 		]);
 	},
 
 	renderCutTable: function(nowMs) {
-		var self = this, s = this.cuts || {}, cuts = fmt.list(s.cuts), writable = this.writable(),
+		var self = this, s = this.cuts || {}, cuts = fmt.list(s.cuts), writable = page.writable(),
 		    titles = [ _('Connection'), _('Reason'), _('Trigger'), _('Since'), _('Expires'), _('Dropped'), _('Where') ];
 
 		var rows = cuts.map(function(c) {
 			var r = fmt.cutRow(c, nowMs);
 
-			return E('tr', { 'class': 'tr cbi-section-table-row' }, [
+			return page.row(titles, [
 				r.original, r.reason, r.trigger, r.since, r.expires, r.dropped, r.where
-			].map(function(v, i) {
-				return td(titles[i], v);
-			}).concat(writable ? [
+			], writable ? [
 				E('td', { 'class': 'td cbi-section-actions' }, [ E('button', {
 					'class': 'cbi-button cbi-button-neutral',
 					'click': ui.createHandlerFn(self, 'handleRelease', c)
 				}, [ _('Release') ]) ])
-			] : []));
+			] : []);
 		});
 
 		return E('div', { 'id': 'fastpath-cuts' }, [
 			E('p', {}, [ fmt.cutSummarySentence(s), ' ', fmt.cutCountsSentence(s), ' ', fmt.more(s.cuts_total, cuts.length) ]),
-			E('table', { 'class': 'table cbi-section-table' }, [
-				E('tr', { 'class': 'tr table-titles' }, titles.concat(writable ? [ '' ] : []).map(function(t) {
-					return E('th', { 'class': 'th' }, [ t ]);
-				}))
-			].concat(rows.length ? rows : [
-				E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td', 'colspan': String(titles.length + (writable ? 1 : 0)) }, [ E('em', {}, [ _('No connection is cut.') ]) ]) ])
-			]))
+			page.table(titles.concat(writable ? [ '' ] : []), rows, _('No connection is cut.'))
 		]);
 	},
 
@@ -241,11 +218,6 @@ return view.extend({
 		}, this));
 	},
 
-	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
-	refused: function(what, err) {
-		ui.addNotification(null, E('p', {}, [ fmt.refusal(what, err) ]), 'danger');
-	},
-
 	handleCut: function(flow) {
 		var reason = E('input', {
 			'class': 'cbi-input-text',
@@ -256,26 +228,15 @@ return view.extend({
 			'placeholder': _('e.g. unknown peer flooding the uplink')
 		}), expiry = (this.cuts && this.cuts.expiry_s) || 10;
 
-		return new Promise(L.bind(function(resolve) {
-			ui.showModal(_('Cut this connection?'), [
-				E('p', {}, [ E('strong', {}, [ String(flow.proto || '').toUpperCase() + ' ' + fmt.tuple(flow.original) ]) ]),
-				flow.local ? E('div', { 'class': 'alert-message warning' },
-					[ _('This connection starts or ends on the router itself; if it is your own session (LuCI, SSH), cutting it locks you out until it expires.') ]) : '',
-				E('p', {}, [ _('Its frames are dropped in both directions, in the fast path where the router can, for as long as they keep coming and %s after the last one.').format(fmt.duration(expiry)) ]),
-				E('label', { 'for': 'fastpath-cut-reason' }, [ _('Reason') ]),
-				E('p', {}, [ reason ]),
-				E('div', { 'class': 'right' }, [
-					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, [ _('Cancel') ]), ' ',
-					E('button', {
-						'class': 'cbi-button cbi-button-negative important',
-						'id': 'fastpath-cut-confirm',
-						'click': L.bind(function() {
-							ui.hideModal();
-							resolve(this.applyCut(flow, reason.value));
-						}, this)
-					}, [ _('Cut') ])
-				])
-			]);
+		return page.confirm(_('Cut this connection?'), [
+			E('p', {}, [ E('strong', {}, [ String(flow.proto || '').toUpperCase() + ' ' + fmt.tuple(flow.original) ]) ]),
+			flow.local ? page.note('warning',
+				_('This connection starts or ends on the router itself; if it is your own session (LuCI, SSH), cutting it locks you out until it expires.')) : '',
+			E('p', {}, [ _('Its frames are dropped in both directions, in the fast path where the router can, for as long as they keep coming and %s after the last one.').format(fmt.duration(expiry)) ]),
+			E('label', { 'for': 'fastpath-cut-reason' }, [ _('Reason') ]),
+			E('p', {}, [ reason ])
+		], _('Cut'), 'cbi-button-negative', 'fastpath-cut-confirm', L.bind(function() {
+			return this.applyCut(flow, reason.value);
 		}, this));
 	},
 
@@ -286,10 +247,10 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, [ _('The connection was not cut: %s').format(err) ]), 'danger');
+				page.notify(_('The connection was not cut: %s').format(err), 'danger');
 			else
-				ui.addNotification(null, E('p', {}, [ fmt.cutOutcome(res, fmt.tuple(flow.original)) ]), (res && res.conntrack_only > 0) ? 'warning' : 'info');
-		}, this)).catch(L.bind(this.refused, this, _('The connection was not cut'))).then(L.bind(this.refresh, this));
+				page.notify(fmt.cutOutcome(res, fmt.tuple(flow.original)), (res && res.conntrack_only > 0) ? 'warning' : 'info');
+		}, this)).catch(L.bind(page.refused, null, _('The connection was not cut'))).then(L.bind(this.refresh, this));
 	},
 
 	handleRelease: function(c) {
@@ -299,12 +260,12 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, [ _('The cut was not released: %s').format(err) ]), 'danger');
+				page.notify(_('The cut was not released: %s').format(err), 'danger');
 			else if (!(res && res.released > 0))
-				ui.addNotification(null, E('p', {}, [ _('Nothing to release: the cut had already expired.') ]), 'info');
+				page.notify(_('Nothing to release: the cut had already expired.'), 'info');
 			else
-				ui.addNotification(null, E('p', {}, [ _('Released %s.').format(fmt.tuple(c.original)) ]), 'info');
-		}, this)).catch(L.bind(this.refused, this, _('The cut was not released'))).then(L.bind(this.refresh, this));
+				page.notify(_('Released %s.').format(fmt.tuple(c.original)), 'info');
+		}, this)).catch(L.bind(page.refused, null, _('The cut was not released'))).then(L.bind(this.refresh, this));
 	},
 
 	/* The daemon-side filters; changing one fetches again. */
@@ -361,7 +322,7 @@ return view.extend({
 				'value': String(q.limit),
 				'change': function(ev) { q.limit = +ev.target.value || DEFAULT_LIMIT; return self.refresh(); }
 			})),
-			this.writable() ? field(_('Offer Cut for the router\'s own connections'), E('input', {
+			page.writable() ? field(_('Offer Cut for the router\'s own connections'), E('input', {
 				'type': 'checkbox',
 				'id': 'fastpath-cut-local',
 				'change': function(ev) { self.cutLocal = ev.target.checked; self.redraw(); }

@@ -5,6 +5,7 @@
 'require rpc';
 'require ui';
 'require fastpath.format as fmt';
+'require fastpath.page as page';
 
 /*
  * Network > Flow Offload > Status: what really runs and why, in plain
@@ -36,9 +37,8 @@ var callReload = rpc.declare({
 });
 
 /*
- * LuCI's dom.append puts a lone string child in with innerHTML and takes
- * an array's items one level deep, so every text goes in as [ text ] and
- * child lists are flat: daemon, list and flow text is never markup.
+ * LuCI's dom.append takes an array's items one level deep, so child lists
+ * are flat; every text goes in as [ text ] (see fastpath.page).
  */
 function section(title, children) {
 	return E('div', { 'class': 'cbi-section' }, [ E('h3', {}, [ title ]) ].concat(flat(children)));
@@ -60,22 +60,9 @@ function facts(rows) {
 	}));
 }
 
+/* A table of rows of cells under titles. */
 function grid(titles, rows, empty) {
-	return E('table', { 'class': 'table cbi-section-table' }, [
-		E('tr', { 'class': 'tr table-titles' }, titles.map(function(t) {
-			return E('th', { 'class': 'th' }, [ t ]);
-		}))
-	].concat(rows.length ? rows.map(function(r) {
-		return E('tr', { 'class': 'tr cbi-section-table-row' }, r.map(function(c, i) {
-			return E('td', { 'class': 'td', 'data-title': titles[i] }, [ c ]);
-		}));
-	}) : [
-		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td', 'colspan': String(titles.length) }, [ E('em', {}, [ empty ]) ]) ])
-	]));
-}
-
-function note(cls, text) {
-	return E('div', { 'class': 'alert-message ' + cls }, [ text ]);
+	return page.table(titles, rows.map(function(r) { return page.row(titles, r); }), empty);
 }
 
 return view.extend({
@@ -84,11 +71,6 @@ return view.extend({
 			callStatus().catch(fmt.callFailure),
 			L.resolveDefault(callCapabilities(), {})
 		]);
-	},
-
-	/* Write actions only for sessions that may write (rpcd grants set/reload/cut with write). */
-	writable: function() {
-		return L.hasViewPermission() === true;
 	},
 
 	renderMode: function(st) {
@@ -103,11 +85,11 @@ return view.extend({
 				[ _('Running'), fmt.modeLabel(m.effective) ],
 				[ _('fastpath version'), st.version ]
 			]),
-			fmt.list(st.errors).map(function(e) { return note('warning', e); }),
+			fmt.list(st.errors).map(function(e) { return page.note('warning', e); }),
 			decisions.length ? E('ul', { 'class': 'fastpath-decisions' }, decisions.map(function(d) {
 				return E('li', {}, [ E('em', {}, [ d.topic ]), ': ', d.reason ]);
 			})) : '',
-			this.writable() ? this.renderModeControl(st) : ''
+			page.writable() ? this.renderModeControl(st) : ''
 		]);
 	},
 
@@ -181,7 +163,7 @@ return view.extend({
 				[ _('Flags in the kernel'), ft.kernel_flags ],
 				[ _('Linux'), k.release ]
 			].concat(fmt.kernelRows(k))),
-			fmt.list(k.missing).map(function(m) { return note('notice', m); })
+			fmt.list(k.missing).map(function(m) { return page.note('notice', m); })
 		]);
 	},
 
@@ -191,7 +173,7 @@ return view.extend({
 		return section(_('Offloaded flows'), [
 			E('p', {}, [ fmt.flowCountsSentence(st.flows) ]),
 			hw[0] ? E('p', { 'id': 'fastpath-hw-flows' }, [ hw[0], E('br'), E('small', {}, [ st.hw_flows.reason ]) ]) : '',
-			hw[1] ? note('notice', hw[1]) : '',
+			hw[1] ? page.note('notice', hw[1]) : '',
 			E('p', {}, [ E('a', { 'href': L.url('admin/network/fastpath/flows') }, [ _('Show the flows') ]) ])
 		]);
 	},
@@ -238,19 +220,19 @@ return view.extend({
 			grid([ _('Block list'), _('Problems') ], fmt.list(s.blocklists).map(function(b) {
 				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') + ' ' + fmt.more(b.errors_total, b.errors.length) : _('none') ];
 			}), _('No block list is watched.')),
-			fmt.list(s.warnings).map(function(w) { return note('warning', w); })
+			fmt.list(s.warnings).map(function(w) { return page.note('warning', w); })
 		]);
 	},
 
 	/* The whole page body for one status answer (or failure); polling swaps it. */
 	renderStatus: function(answer) {
 		if (answer && answer.denied === true)
-			return note('danger', _('Access denied: this login may not read fastpath\'s status (ACL group luci-app-fastpath).'));
+			return page.note('danger', _('Access denied: this login may not read fastpath\'s status (ACL group luci-app-fastpath).'));
 
 		var st = fmt.shapeStatus(answer);
 
 		if (!st)
-			return note('danger', _('The fastpath daemon does not answer. Start it with /etc/init.d/fastpath start.'));
+			return page.note('danger', _('The fastpath daemon does not answer. Start it with /etc/init.d/fastpath start.'));
 
 		return E('div', {}, [
 			this.renderMode(st),
@@ -269,30 +251,12 @@ return view.extend({
 		}, this));
 	},
 
-	/* A refused or failed write call, as LuCI's rpc raises it, in a notification. */
-	refused: function(what, err) {
-		ui.addNotification(null, E('p', {}, [ fmt.refusal(what, err) ]), 'danger');
-	},
-
 	handleModeChange: function(select) {
 		var mode = select.value;
 
-		return new Promise(L.bind(function(resolve) {
-			ui.showModal(_('Change the offload mode?'), [
-				E('p', {}, [ _('fastpath sets the firewall\'s offload switches to "%s" and re-applies its flowtable. Flows that are offloaded now stay offloaded.').format(fmt.modeLabel(mode)) ]),
-				E('div', { 'class': 'right' }, [
-					E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); resolve(); } }, [ _('Cancel') ]), ' ',
-					E('button', {
-						'class': 'cbi-button cbi-button-positive important',
-						'id': 'fastpath-mode-confirm',
-						'click': L.bind(function() {
-							ui.hideModal();
-							resolve(this.applyMode(mode));
-						}, this)
-					}, [ _('Change mode') ])
-				])
-			]);
-		}, this));
+		return page.confirm(_('Change the offload mode?'), [
+			E('p', {}, [ _('fastpath sets the firewall\'s offload switches to "%s" and re-applies its flowtable. Flows that are offloaded now stay offloaded.').format(fmt.modeLabel(mode)) ])
+		], _('Change mode'), 'cbi-button-positive', 'fastpath-mode-confirm', L.bind(this.applyMode, this, mode));
 	},
 
 	applyMode: function(mode) {
@@ -300,14 +264,14 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, [ _('The mode was not changed: %s').format(err) ]), 'danger');
+				page.notify(_('The mode was not changed: %s').format(err), 'danger');
 			else {
-				ui.addNotification(null, E('p', {}, [ _('Offload mode set to %s.').format(fmt.modeLabel(mode)) ]), 'info');
+				page.notify(_('Offload mode set to %s.').format(fmt.modeLabel(mode)), 'info');
 
 				if (this.body)
 					dom.content(this.body, this.renderStatus(res));
 			}
-		}, this)).catch(L.bind(this.refused, this, _('The mode was not changed')));
+		}, this)).catch(L.bind(page.refused, null, _('The mode was not changed')));
 	},
 
 	handleReload: function() {
@@ -315,10 +279,10 @@ return view.extend({
 			var err = fmt.callError(res);
 
 			if (err)
-				ui.addNotification(null, E('p', {}, [ _('fastpath could not re-apply: %s').format(err) ]), 'danger');
+				page.notify(_('fastpath could not re-apply: %s').format(err), 'danger');
 			else if (this.body)
 				dom.content(this.body, this.renderStatus(res));
-		}, this)).catch(L.bind(this.refused, this, _('fastpath could not re-apply')));
+		}, this)).catch(L.bind(page.refused, null, _('fastpath could not re-apply')));
 	},
 
 	render: function(data) {
