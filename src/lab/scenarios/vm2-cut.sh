@@ -9,6 +9,7 @@
 #   cut/off     cut_in_fastpath 0: the block list's forward rule drops the flood
 #   cut/netdev  cut_in_fastpath 1, cut_backend netdev: the ingress table drops it
 #   cut/xdp     cut_in_fastpath 1, cut_backend xdp: virtio_net's XDP drops it
+#   router/idle the router's CPU over 10 s with the daemon and no flood
 # One round: a fresh daemon; the traffic VM starts the client's flow and,
 # half a second later, the flood back at LAB_CUT_PPS (10,000/s) for 26 s;
 # the server joins the watched block list at second 10 (this VM's clock,
@@ -42,18 +43,6 @@ await() {
 }
 finish() { put stop 1; exit "$1"; }
 trap 'put stop 1' EXIT
-
-echo "kernel $(uname -r)"
-lab_modules
-modprobe -q virtio_net 2>/dev/null
-if ! ip link set eth0 name lan0 || ! ip link set eth1 name wan0; then echo "FAIL: no eth0/eth1: boot the router VM with lab run --peer"; finish 1; fi
-for d in lan0 wan0; do ip link set "$d" up; done
-ip addr add 10.0.1.1/24 dev lan0; ip addr add 10.0.2.1/24 dev wan0
-sysctl_router
-await ready 300 "the traffic VM did not see the router answer on both links" || finish 1
-read -r ready < "$ctl/ready"
-[ "$ready" = ok ] || { echo "FAIL: traffic VM: $ready"; finish 1; }
-log "the traffic VM is linked: lan0 $(cat /sys/class/net/lan0/address), wan0 $(cat /sys/class/net/wan0/address), driver $(basename "$(readlink /sys/class/net/wan0/device/driver)")"
 
 # The router's counters, on its NICs: the flood (server:5201 -> client:5000)
 # and the client's side (client:5000 -> server:5201) at +10, after the cut
@@ -111,6 +100,8 @@ vm2_round() {
 	local name=$1 t0 a b c0 c1 s0 s1 late off held xdp_frames
 	vm2_reset
 	vm2_router "$2" "$3" > /tmp/vm2-setup.txt 2>&1 || { bench_error "$name" "$(cat /tmp/vm2-setup.txt)"; return 1; }
+	local rx0 rx1
+	rx0=$(cat /sys/class/net/wan0/statistics/rx_packets)
 	req=$((req + 1))
 	put "req.$req" "flood $SECONDS_FLOOD $CUT_PPS"
 	await "started.$req" 60 "the flood did not start" > /tmp/vm2-wait.txt || { bench_error "$name" "$(cat /tmp/vm2-wait.txt)"; return 1; }
@@ -134,6 +125,7 @@ vm2_round() {
 	fi
 	V_XDP_ATTACHED=$(ip -d link show wan0 | grep -c 'prog/xdp' || true)
 	await "done.$req" $((SECONDS_FLOOD + 60)) "the flood did not end" > /tmp/vm2-wait.txt || { bench_error "$name" "$(cat /tmp/vm2-wait.txt)"; return 1; }
+	rx1=$(cat /sys/class/net/wan0/statistics/rx_packets)
 	local t; t=$(cat "$ctl/done.$req")
 	tv() { echo "$t" | sed -n "s/^$1=//p"; }
 	V_OFFERED=$((b[2] - a[2])) V_STACK=$((b[0] - a[0])) V_FROM_CLIENT=$((b[1] - a[1]))
@@ -144,38 +136,70 @@ vm2_round() {
 	# sends the same; the cost of one frame does not.
 	V_US_PER_FRAME=$(echo "$c0 $c1 $V_OFFERED" | awk '{ printf "%.2f\n", ($5 > 0 ? ($3 - $1) * 10000 / $5 : 0) }')
 	V_SENT=$(tv window_sent) V_FAR=$(tv window_far) V_BACK=$(tv window_back)
+	V_SENT_ALL=$(tv sent) V_RX_ALL=$((rx1 - rx0))
 	log "$name: offloaded before the cut $off; seconds 12-22 (read $late s late): wan0 received $V_OFFERED, to the stack $V_STACK, client frames to the stack $V_FROM_CLIENT," \
-		"router CPU $V_CPU %, softirq $V_SOFTIRQ %, $V_US_PER_FRAME us per frame received; the cut held at 22 s: $held (XDP dropped $xdp_frames, attached to wan0: $V_XDP_ATTACHED);" \
-		"traffic VM: $(echo "$t" | tr '\n' ' ')"
+		"router CPU $V_CPU %, softirq $V_SOFTIRQ %, $V_US_PER_FRAME us per frame received; the cut held at 22 s: $held (the cut counted $xdp_frames, XDP on wan0: $V_XDP_ATTACHED);" \
+		"the whole flood: $V_SENT_ALL sent, $V_RX_ALL received by wan0 (with the client's own frames); traffic VM: $(echo "$t" | tr '\n' ' ')"
 	bench_record "$name" frames_offered="$V_OFFERED" frames_to_stack="$V_STACK" router_cpu_pct="$V_CPU" router_softirq_pct="$V_SOFTIRQ" router_us_per_frame="$V_US_PER_FRAME" \
-		frames_sent="${V_SENT:-0}" far_side_frames="${V_FAR:-0}" back_frames="${V_BACK:-0}" cut_held="$V_HELD" offloaded_before="$off" pps="$CUT_PPS"
+		frames_sent="${V_SENT:-0}" far_side_frames="${V_FAR:-0}" flood_sent="${V_SENT_ALL:-0}" flood_received="$V_RX_ALL" back_frames="${V_BACK:-0}" cut_held="$V_HELD" offloaded_before="$off" pps="$CUT_PPS"
 }
 
-if [ "${LAB_VM2_SMOKE:-0}" = 1 ]; then
-	rc=0
-	req=$((req + 1)); put "req.$req" ping
-	await "done.$req" 30 "no answer to the ping request" || finish 1
-	check vm2/forwards "client -> server through the router VM: $(cat "$ctl/done.$req") (want ping=ok)" grep -qx ping=ok "$ctl/done.$req"
-	RESULTS=/tmp vm2_round cut/xdp 1 xdp || rc=1
-	check vm2/offloaded "the flow was offloaded before the cut: $V_OFFLOADED (want 1)" [ "${V_OFFLOADED:-0}" = 1 ]
-	check vm2/xdp-native "fastpath cuts --json backends: ${V_BACKENDS:-} (want lan0=xdp wan0=xdp); XDP programs on wan0: ${V_XDP_ATTACHED:-0}" \
-		eval "[ '${V_BACKENDS:-}' = 'lan0=xdp wan0=xdp' ] && [ '${V_XDP_ATTACHED:-0}' = 1 ]"
-	check vm2/frames-cross "wan0 received ${V_OFFERED:-0} flood frames in seconds 12-22 (want >= 1000)" cut_ge "${V_OFFERED:-0}" 1000
-	check vm2/xdp-drops "${V_STACK:-?} of ${V_OFFERED:-0} reached the stack, XDP counted ${V_XDP_FRAMES:-0}, the client got ${V_FAR:-?} (want 0, >= 1000, 0)" \
-		eval "[ '${V_STACK:-1}' = 0 ] && cut_ge '${V_XDP_FRAMES:-0}' 1000 && [ '${V_FAR:-1}' = 0 ]"
-	grep -q '^FAIL' "$RESULTS/checks" 2>/dev/null && rc=1
+# vm2_idle NAME: the router's floor, its CPU over 10 s with the daemon
+# (XDP cut in place) and no flood.
+vm2_idle() {
+	local c0 c1
 	vm2_reset
-	finish "$rc"
-fi
+	vm2_router 1 xdp > /tmp/vm2-setup.txt 2>&1 || { bench_error "$1" "$(cat /tmp/vm2-setup.txt)"; return 1; }
+	sleep 2
+	c0=$(cpu_ticks); sleep 10; c1=$(cpu_ticks)
+	bench_record "$1" router_cpu_pct="$(cpu_pct "$c0" "$c1")"
+}
 
-names=(cut/off cut/netdev cut/xdp) args=("0 netdev" "1 netdev" "1 xdp")
-for rep in $(seq 1 "$reps"); do
-	for k in 0 1 2; do
-		i=$(((k + rep - 1) % 3))
-		log "bench ${names[$i]} (repetition $rep/$reps)"
-		# shellcheck disable=SC2086 # two words: IN_FASTPATH BACKEND
-		vm2_round "${names[$i]}" ${args[$i]}
+main() {
+	echo "kernel $(uname -r)"
+	lab_modules
+	modprobe -q virtio_net 2>/dev/null
+	if ! ip link set eth0 name lan0 || ! ip link set eth1 name wan0; then echo "FAIL: no eth0/eth1: boot the router VM with lab run --peer"; finish 1; fi
+	for d in lan0 wan0; do ip link set "$d" up; done
+	ip addr add 10.0.1.1/24 dev lan0; ip addr add 10.0.2.1/24 dev wan0
+	sysctl_router
+	await ready 300 "the traffic VM did not see the router answer on both links" || finish 1
+	read -r ready < "$ctl/ready"
+	[ "$ready" = ok ] || { echo "FAIL: traffic VM: $ready"; finish 1; }
+	log "the traffic VM is linked: lan0 $(cat /sys/class/net/lan0/address), wan0 $(cat /sys/class/net/wan0/address), driver $(basename "$(readlink /sys/class/net/wan0/device/driver)")"
+
+	if [ "${LAB_VM2_SMOKE:-0}" = 1 ]; then
+		rc=0
+		req=$((req + 1)); put "req.$req" ping
+		await "done.$req" 30 "no answer to the ping request" || finish 1
+		check vm2/forwards "client -> server through the router VM: $(cat "$ctl/done.$req") (want ping=ok)" grep -qx ping=ok "$ctl/done.$req"
+		RESULTS=/tmp vm2_round cut/xdp 1 xdp || rc=1
+		check vm2/offloaded "the flow was offloaded before the cut: $V_OFFLOADED (want 1)" [ "${V_OFFLOADED:-0}" = 1 ]
+		check vm2/xdp-native "fastpath cuts --json backends: ${V_BACKENDS:-} (want lan0=xdp wan0=xdp); XDP programs on wan0: ${V_XDP_ATTACHED:-0}" \
+			eval "[ '${V_BACKENDS:-}' = 'lan0=xdp wan0=xdp' ] && [ '${V_XDP_ATTACHED:-0}' = 1 ]"
+		check vm2/frames-cross "wan0 received ${V_OFFERED:-0} flood frames in seconds 12-22 (want >= 1000)" cut_ge "${V_OFFERED:-0}" 1000
+		check vm2/xdp-drops "${V_STACK:-?} of ${V_OFFERED:-0} reached the stack, XDP counted ${V_XDP_FRAMES:-0}, the client got ${V_FAR:-?} (want 0, >= 1000, 0)" \
+			eval "[ '${V_STACK:-1}' = 0 ] && cut_ge '${V_XDP_FRAMES:-0}' 1000 && [ '${V_FAR:-1}' = 0 ]"
+		grep -q '^FAIL' "$RESULTS/checks" 2>/dev/null && rc=1
+		vm2_reset
+		finish "$rc"
+	fi
+
+	local names=(cut/off cut/netdev cut/xdp) args=("0 netdev" "1 netdev" "1 xdp") rep k i
+	for rep in $(seq 1 "$reps"); do
+		for k in 0 1 2; do
+			i=$(((k + rep - 1) % 3))
+			log "bench ${names[$i]} (repetition $rep/$reps)"
+			# shellcheck disable=SC2086 # two words: IN_FASTPATH BACKEND
+			vm2_round "${names[$i]}" ${args[$i]}
+		done
+		log "bench router/idle (repetition $rep/$reps)"
+		vm2_idle router/idle
 	done
-done
-vm2_reset
-finish 0
+	vm2_reset
+	finish 0
+}
+
+# Called on the last line, so that a script edited while it runs never
+# reads on into the new text.
+main "$@" # ends in finish, which exits
