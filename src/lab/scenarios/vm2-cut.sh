@@ -67,9 +67,13 @@ NFT
 }
 # vm2_snapshot prints "to_stack from_client wan0_rx_packets": rx_packets
 # counts every frame virtio_net took from its ring, XDP's drops included.
+# and "irq": the interrupts of wan0's receive queue (virtioN-input.0).
 vm2_snapshot() {
-	{ counters netdev lab_stack; echo "rx $(cat /sys/class/net/wan0/statistics/rx_packets)"; } |
-		awk '{ v[$1] = $2 } END { printf "%d %d %d\n", v["to_stack"], v["from_client"], v["rx"] }'
+	local vdev
+	vdev=$(basename "$(readlink /sys/class/net/wan0/device)")
+	{ counters netdev lab_stack; echo "rx $(cat /sys/class/net/wan0/statistics/rx_packets)"
+		awk -v q="$vdev-input.0" '$NF == q { n = 0; for (i = 2; i < NF; i++) if ($i ~ /^[0-9]+$/) n += $i; print "irq", n }' /proc/interrupts; } |
+		awk '{ v[$1] = $2 } END { printf "%d %d %d %d\n", v["to_stack"], v["from_client"], v["rx"], v["irq"] }'
 }
 
 # vm2_router IN_FASTPATH BACKEND: the router of cut_router, on the NICs.
@@ -134,13 +138,14 @@ vm2_round() {
 	# both CPUs): on the instruction clock each VM keeps its own time, so
 	# frames per router-second differ between rows while the traffic VM
 	# sends the same; the cost of one frame does not.
+	V_PER_IRQ=$(awk -v f="$V_OFFERED" -v i=$((b[3] - a[3])) 'BEGIN { printf "%.1f\n", (i > 0 ? f / i : 0) }')
 	V_US_PER_FRAME=$(echo "$c0 $c1 $V_OFFERED" | awk '{ printf "%.2f\n", ($5 > 0 ? ($3 - $1) * 10000 / $5 : 0) }')
 	V_SENT=$(tv window_sent) V_FAR=$(tv window_far) V_BACK=$(tv window_back)
 	V_SENT_ALL=$(tv sent) V_RX_ALL=$((rx1 - rx0))
 	log "$name: offloaded before the cut $off; seconds 12-22 (read $late s late): wan0 received $V_OFFERED, to the stack $V_STACK, client frames to the stack $V_FROM_CLIENT," \
-		"router CPU $V_CPU %, softirq $V_SOFTIRQ %, $V_US_PER_FRAME us per frame received; the cut held at 22 s: $held (the cut counted $xdp_frames, XDP on wan0: $V_XDP_ATTACHED);" \
+		"router CPU $V_CPU %, softirq $V_SOFTIRQ %, $V_US_PER_FRAME us per frame received, $V_PER_IRQ frames per wan0 receive interrupt; the cut held at 22 s: $held (the cut counted $xdp_frames, XDP on wan0: $V_XDP_ATTACHED);" \
 		"the whole flood: $V_SENT_ALL sent, $V_RX_ALL received by wan0 (with the client's own frames); traffic VM: $(echo "$t" | tr '\n' ' ')"
-	bench_record "$name" frames_offered="$V_OFFERED" frames_to_stack="$V_STACK" router_cpu_pct="$V_CPU" router_softirq_pct="$V_SOFTIRQ" router_us_per_frame="$V_US_PER_FRAME" \
+	bench_record "$name" frames_offered="$V_OFFERED" frames_to_stack="$V_STACK" router_cpu_pct="$V_CPU" router_softirq_pct="$V_SOFTIRQ" router_us_per_frame="$V_US_PER_FRAME" frames_per_irq="$V_PER_IRQ" \
 		frames_sent="${V_SENT:-0}" far_side_frames="${V_FAR:-0}" flood_sent="${V_SENT_ALL:-0}" flood_received="$V_RX_ALL" back_frames="${V_BACK:-0}" cut_held="$V_HELD" offloaded_before="$off" pps="$CUT_PPS"
 }
 
