@@ -33,9 +33,9 @@ lab_bench() {
 # flood comes from a traffic VM, so the router VM's CPU is the router's
 # own: scenarios/vm2-cut.sh) beside the old rows of one VM with two NICs on
 # a qemu hub (scenarios/xdp-virtio.sh, whose sender shares the VM), in one
-# run; writes dist/bench-vm2.json and prints the table. Instruction clock:
-# each VM is one host thread (the host has two cores), and each VM's CPU
-# figures count its own instructions, not the other VM's or the host's load.
+# run; writes dist/bench-vm2.json and prints the table. Instruction clock,
+# both VMs: each VM is one host thread (the host has two cores), and each
+# VM's CPU figures count its own instructions, not the other's or the load.
 lab_bench_vm2() {
 	local work rc failed=0
 	work=$(mktemp -d /tmp/fastpath-labbench.XXXXXX)
