@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day test-xdp-kernels bench-xdp-virtio lab bench bench-scale bench-scale-mips fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day test-xdp-kernels bench-xdp-virtio bench-vm2 lab bench bench-scale bench-scale-mips fuzz clean
 
 all: build
 
@@ -92,6 +92,13 @@ test-xdp-kernels:
 # qemu hub, the same flood with no cut, the netdev cut and the XDP cut.
 bench-xdp-virtio: lab-tools
 	LAB_CLOCK=instructions LAB_NICS=hub2 src/lab/lab run --kernel 6.12 --timeout 600 src/lab/scenarios/xdp-virtio.sh
+
+# The cut rows where the router's CPU is its own: a second VM sends the
+# flood over qemu stream links into the router VM's virtio-net NICs
+# (cut/off, cut/netdev, cut/xdp), beside the hub2 rows of one VM, in one
+# run -> dist/bench-vm2.json. A benchmark: not in make test.
+bench-vm2: deps build lab-tools
+	src/lab/lab bench-vm2
 
 lab: deps build lab-tools
 	src/lab/lab demo

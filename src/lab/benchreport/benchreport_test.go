@@ -124,6 +124,32 @@ func TestRatiosAndGoals(t *testing.T) {
 	}
 }
 
+func TestAtMostGoals(t *testing.T) {
+	row := func(name string, stack, cpu float64) Run {
+		return Run{Name: name, Kernel: "6.12.1", Metrics: map[string]float64{"frames_to_stack": stack, "router_cpu_pct": cpu}}
+	}
+	r := NewReport([]Run{row("cut/off", 100000, 40), row("cut/xdp", 0, 5)})
+	var buf bytes.Buffer
+	if err := r.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"cut xdp / off: frames to stack       0.00x  goal <= 1e-05: met", "cut xdp / off: router CPU            0.12x  goal <= 0.10: NOT met"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	r = NewReport([]Run{row("cut/off", 100000, 40), row("cut/xdp", 2, 4)})
+	for _, ra := range r.Ratios {
+		if ra.Label == "cut xdp / off: frames to stack" && (ra.Met == nil || *ra.Met) {
+			t.Errorf("2 of 100,000 must not meet the 1/100,000 goal: %+v", ra)
+		}
+		if ra.Label == "cut xdp / off: router CPU" && (ra.Met == nil || !*ra.Met) {
+			t.Errorf("4 %% against 40 %% meets 1/10: %+v", ra)
+		}
+	}
+}
+
 func TestBenchJSONShape(t *testing.T) {
 	runs, _ := ParseRuns(strings.NewReader(sampleRuns))
 	var buf bytes.Buffer

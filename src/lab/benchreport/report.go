@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -90,7 +91,7 @@ func (r Report) WriteTable(w io.Writer) error {
 		if ra.Value == nil {
 			continue
 		}
-		fmt.Fprintf(w, "%-34s %6.2fx%s\n", ra.Label, *ra.Value, verdict(ra.Met, ratioGoal(ra)))
+		fmt.Fprintf(w, "%-34s %6sx%s\n", ra.Label, formatRatio(*ra.Value), verdict(ra.Met, ratioGoal(ra)))
 	}
 	for _, g := range r.Goals {
 		if g.Value == nil {
@@ -108,8 +109,19 @@ func ratioGoal(r Ratio) string {
 		return fmt.Sprintf("%.2f..%.2f", r.Goal, r.Max)
 	case r.Goal != 0:
 		return fmt.Sprintf(">= %.2f", r.Goal)
+	case r.Max != 0:
+		return "<= " + formatRatio(r.Max)
 	}
 	return ""
+}
+
+// formatRatio prints two decimals, or two significant digits below 0.01
+// (a goal of 1/100,000 is not 0.00).
+func formatRatio(v float64) string {
+	if v != 0 && math.Abs(v) < 0.01 {
+		return fmt.Sprintf("%.2g", v)
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func verdict(met *bool, goal string) string {

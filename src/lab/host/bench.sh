@@ -28,3 +28,32 @@ lab_bench() {
 	(cd "$REPO" && GOTOOLCHAIN=local go run ./src/lab/cmd/benchreport -o dist/bench.json -clock "$LAB_CLOCK" "$work"/*/runs.jsonl)
 	return "$failed"
 }
+
+# `lab bench-vm2` (make bench-vm2): the cut rows in the two-VM lab (the
+# flood comes from a traffic VM, so the router VM's CPU is the router's
+# own: scenarios/vm2-cut.sh) beside the old rows of one VM with two NICs on
+# a qemu hub (scenarios/xdp-virtio.sh, whose sender shares the VM), in one
+# run; writes dist/bench-vm2.json and prints the table. Instruction clock,
+# both VMs: each VM is one host thread (the host has two cores), and each
+# VM's CPU figures count its own instructions, not the other's or the load.
+lab_bench_vm2() {
+	local work rc failed=0
+	work=$(mktemp -d /tmp/fastpath-labbench.XXXXXX)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$work'" EXIT
+	mkdir -p "$REPO/dist"
+	export LAB_BENCH_REPS=${LAB_BENCH_REPS:-3}
+	export LAB_CLOCK=${LAB_CLOCK:-instructions}
+	rc=0
+	LAB_NICS=hub2 lab_run --kernel 6.12 --timeout 900 --results "$work/hub2" "$LAB_DIR/scenarios/xdp-virtio.sh" || rc=$?
+	[ "$rc" = 0 ] || { echo "lab: the hub2 rows ended with status $rc" >&2; failed=1; }
+	rc=0
+	# One round takes about a minute of the guests' time; the limit only stops a hang.
+	lab_run --kernel 6.12 --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 300 + 600))}" --results "$work/vm2" \
+		--peer "$LAB_DIR/scenarios/vm2-traffic.sh" "$LAB_DIR/scenarios/vm2-cut.sh" || rc=$?
+	[ "$rc" = 0 ] || { echo "lab: the two-VM rows ended with status $rc" >&2; failed=1; }
+	ls "$work"/*/runs.jsonl >/dev/null 2>&1 || die "bench-vm2: no repetitions were recorded"
+	echo
+	(cd "$REPO" && GOTOOLCHAIN=local go run ./src/lab/cmd/benchreport -o dist/bench-vm2.json -clock "$LAB_CLOCK" "$work"/*/runs.jsonl)
+	return "$failed"
+}
