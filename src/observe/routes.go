@@ -25,40 +25,53 @@ type Route struct {
 // byte order, which is little endian on the routers and machines we target
 // except big-endian MIPS; the byte order is a parameter for that reason.
 func ParseIPv4Routes(data []byte, order binary.ByteOrder) ([]Route, error) {
-	var routes []Route
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	for sc.Scan() {
-		line++
-		f := strings.Fields(sc.Text())
-		if line == 1 || len(f) == 0 {
-			continue // header
+	return parseRouteTable(data, "/proc/net/route", func(line int, f []string) (Route, bool, error) {
+		if line == 1 {
+			return Route{}, false, nil // header
 		}
 		if len(f) < 8 {
-			return nil, fmt.Errorf("/proc/net/route:%d: %d fields, want at least 8", line, len(f))
+			return Route{}, false, fmt.Errorf("%d fields, want at least 8", len(f))
 		}
 		dst, err1 := hexAddr4(f[1], order)
 		gw, err2 := hexAddr4(f[2], order)
 		mask, err3 := hexAddr4(f[7], order)
 		metric, err4 := strconv.ParseUint(f[6], 10, 32)
 		if err := firstErr(err1, err2, err3, err4); err != nil {
-			return nil, fmt.Errorf("/proc/net/route:%d: %v", line, err)
+			return Route{}, false, err
 		}
 		bits := maskBits(mask.As4())
 		if bits < 0 {
-			return nil, fmt.Errorf("/proc/net/route:%d: mask %s is not contiguous", line, f[7])
+			return Route{}, false, fmt.Errorf("mask %s is not contiguous", f[7])
 		}
-		r := Route{Dst: netip.PrefixFrom(dst, bits), Device: f[0], Metric: uint32(metric)}
-		if !gw.IsUnspecified() {
-			r.Gateway = gw
-		}
-		routes = append(routes, r)
-	}
-	return routes, sc.Err()
+		return Route{Dst: netip.PrefixFrom(dst, bits), Gateway: gw, Device: f[0], Metric: uint32(metric)}, true, nil
+	})
 }
 
 // ParseIPv6Routes reads /proc/net/ipv6_route (addresses in network order).
 func ParseIPv6Routes(data []byte) ([]Route, error) {
+	return parseRouteTable(data, "/proc/net/ipv6_route", func(_ int, f []string) (Route, bool, error) {
+		if len(f) != 10 {
+			return Route{}, false, fmt.Errorf("%d fields, want 10", len(f))
+		}
+		dst, err1 := hexAddr16(f[0])
+		bits, err2 := strconv.ParseUint(f[1], 16, 8)
+		gw, err3 := hexAddr16(f[4])
+		metric, err4 := strconv.ParseUint(f[5], 16, 32)
+		if err := firstErr(err1, err2, err3, err4); err != nil {
+			return Route{}, false, err
+		}
+		if bits > 128 || f[9] == "lo" {
+			return Route{}, false, nil
+		}
+		return Route{Dst: netip.PrefixFrom(dst, int(bits)), Gateway: gw, Device: f[9], Metric: uint32(metric)}, true, nil
+	})
+}
+
+// parseRouteTable reads a /proc route table a line at a time: row turns one
+// non-empty line's fields into a route (keep false: none), and its error
+// is reported with file and line. An unspecified gateway (0.0.0.0, ::)
+// means none.
+func parseRouteTable(data []byte, file string, row func(line int, f []string) (Route, bool, error)) ([]Route, error) {
 	var routes []Route
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := 0
@@ -68,22 +81,15 @@ func ParseIPv6Routes(data []byte) ([]Route, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 10 {
-			return nil, fmt.Errorf("/proc/net/ipv6_route:%d: %d fields, want 10", line, len(f))
+		r, keep, err := row(line, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, line, err)
 		}
-		dst, err1 := hexAddr16(f[0])
-		bits, err2 := strconv.ParseUint(f[1], 16, 8)
-		gw, err3 := hexAddr16(f[4])
-		metric, err4 := strconv.ParseUint(f[5], 16, 32)
-		if err := firstErr(err1, err2, err3, err4); err != nil {
-			return nil, fmt.Errorf("/proc/net/ipv6_route:%d: %v", line, err)
-		}
-		if bits > 128 || f[9] == "lo" {
+		if !keep {
 			continue
 		}
-		r := Route{Dst: netip.PrefixFrom(dst, int(bits)), Device: f[9], Metric: uint32(metric)}
-		if !gw.IsUnspecified() {
-			r.Gateway = gw
+		if r.Gateway.IsUnspecified() {
+			r.Gateway = netip.Addr{}
 		}
 		routes = append(routes, r)
 	}

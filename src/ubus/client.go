@@ -115,16 +115,24 @@ func (c *Client) current() (*Conn, error) {
 
 // AddObject registers obj now (when connected) and after every reconnect.
 func (c *Client) AddObject(obj *Object) error {
+	return c.register(func() { c.objects = append(c.objects, obj) }, func(conn *Conn) error {
+		return conn.AddObject(context.Background(), obj)
+	})
+}
+
+// register records a registration for every reconnect to replay (remember
+// runs under c.mu) and makes it now on the current connection, if any.
+func (c *Client) register(remember func(), now func(*Conn) error) error {
 	c.regMu.Lock()
 	defer c.regMu.Unlock()
 	c.mu.Lock()
-	c.objects = append(c.objects, obj)
+	remember()
 	conn := c.conn
 	c.mu.Unlock()
 	if conn == nil {
 		return nil
 	}
-	return conn.AddObject(context.Background(), obj)
+	return now(conn)
 }
 
 // RemoveObject unregisters obj and stops registering it after reconnects.
@@ -149,31 +157,17 @@ func (c *Client) RemoveObject(obj *Object) error {
 // Listen registers an event listener now (when connected) and after every
 // reconnect.
 func (c *Client) Listen(pattern string, h EventHandler) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	c.mu.Lock()
-	c.listeners = append(c.listeners, listenSpec{pattern, h})
-	conn := c.conn
-	c.mu.Unlock()
-	if conn == nil {
-		return nil
-	}
-	return conn.Listen(context.Background(), pattern, h)
+	return c.register(func() { c.listeners = append(c.listeners, listenSpec{pattern, h}) }, func(conn *Conn) error {
+		return conn.Listen(context.Background(), pattern, h)
+	})
 }
 
 // Subscribe subscribes to an object now (when connected and the object
 // exists) and after every reconnect.
 func (c *Client) Subscribe(path string, h NotifyHandler) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	c.mu.Lock()
-	c.subs = append(c.subs, subscribeSpec{path, h})
-	conn := c.conn
-	c.mu.Unlock()
-	if conn == nil {
-		return nil
-	}
-	return conn.Subscribe(context.Background(), path, h, nil)
+	return c.register(func() { c.subs = append(c.subs, subscribeSpec{path, h}) }, func(conn *Conn) error {
+		return conn.Subscribe(context.Background(), path, h, nil)
+	})
 }
 
 // Call calls object.method on the current connection.
