@@ -41,16 +41,9 @@ func (e *Engine) syncChains() {
 	for _, d := range devices {
 		want[cut.ChainName(d)] = d
 	}
-	have, err := e.ourChains()
-	if err != nil {
-		e.warn("cut: list chains: " + err.Error())
+	have, ok := e.detachAllBut(want)
+	if !ok {
 		return
-	}
-	e.hooked = map[string]bool{}
-	for name, c := range have {
-		if _, ok := want[name]; !ok {
-			e.detach(name, c)
-		}
 	}
 	for _, d := range devices {
 		name := cut.ChainName(d)
@@ -148,15 +141,25 @@ func (e *Engine) flushWithChains(queue func() error) error {
 // rules twice.
 func (e *Engine) removeChains() {
 	e.chainFails = map[string]bool{}
+	e.detachAllBut(nil)
+}
+
+// detachAllBut reads the table's chains, starts hooked again and detaches
+// every chain not named in want (chain name -> device). It returns the
+// chains it read, and false when they could not be read (it warns).
+func (e *Engine) detachAllBut(want map[string]string) (map[string]*nftables.Chain, bool) {
 	have, err := e.ourChains()
 	if err != nil {
 		e.warn("cut: list chains: " + err.Error())
-		return
+		return nil, false
 	}
 	e.hooked = map[string]bool{}
 	for name, c := range have {
-		e.detach(name, c)
+		if _, ok := want[name]; !ok {
+			e.detach(name, c)
+		}
 	}
+	return have, true
 }
 
 // detach deletes one chain in its own batch; a chain the kernel keeps

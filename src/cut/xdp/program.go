@@ -85,11 +85,7 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	a.at("ipv6")
 	a.need(ipv6HdrLen)
 	a.load(sizeB, r5, r7, 6)
-	a.jumpImm(jmpJEQ, r5, protoTCP, "ipv6 l4")
-	a.jumpImm(jmpJNE, r5, protoUDP, "pass")
-	a.at("ipv6 l4")
-	a.storeImm(sizeB, r10, keyOnStack+keyFamily, 6)
-	a.store(sizeB, r10, keyOnStack+keyProto, r5)
+	a.tcpOrUDPKey(r5, 6, "ipv6 l4")
 	for i := int16(0); i < 16; i += 4 {
 		a.load(sizeW, r1, r7, 8+i)
 		a.store(sizeW, r10, keyOnStack+keySrc+i, r1)
@@ -114,11 +110,7 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	a.andImm(r5, n16(ipFragMask))
 	a.jumpImm(jmpJNE, r5, 0, "pass")
 	a.load(sizeB, r5, r7, 9)
-	a.jumpImm(jmpJEQ, r5, protoTCP, "ipv4 l4")
-	a.jumpImm(jmpJNE, r5, protoUDP, "pass")
-	a.at("ipv4 l4")
-	a.storeImm(sizeB, r10, keyOnStack+keyFamily, 4)
-	a.store(sizeB, r10, keyOnStack+keyProto, r5)
+	a.tcpOrUDPKey(r5, 4, "ipv4 l4")
 	a.load(sizeW, r1, r7, 12)
 	a.store(sizeW, r10, keyOnStack+keySrc, r1)
 	a.load(sizeW, r1, r7, 16)
@@ -160,4 +152,15 @@ func (a *asm) need(n int32) {
 	a.mov(r2, r7)
 	a.addImm(r2, n)
 	a.jump(jmpJGT, r2, r8, "pass")
+}
+
+// tcpOrUDPKey passes a frame whose L4 protocol (in register proto) is
+// neither TCP nor UDP, and puts family and protocol in the key on the
+// stack for the others, from label on.
+func (a *asm) tcpOrUDPKey(proto uint8, family int32, label string) {
+	a.jumpImm(jmpJEQ, proto, protoTCP, label)
+	a.jumpImm(jmpJNE, proto, protoUDP, "pass")
+	a.at(label)
+	a.storeImm(sizeB, r10, keyOnStack+keyFamily, family)
+	a.store(sizeB, r10, keyOnStack+keyProto, proto)
 }
