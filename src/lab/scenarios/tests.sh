@@ -160,9 +160,12 @@ t_bridge_port_added() {
 
 # stream_both NAME SERVER_ADDR CLIENT_ADDR: a TCP stream each way between
 # the two addresses (the server sends, then with -R the client sends),
-# each checked for fewer than SLOW_MAX slow-path packets: a flow whose
-# either direction missed the flowtable sends every packet of that
-# direction through the forward chain.
+# each checked for fewer than SLOW_MAX slow-path packets, or 1 % of the
+# stream's packets when that is more: a flow whose either direction
+# missed the flowtable sends every packet of that direction through the
+# forward chain, while a slowed VM adds a few dozen to an offloaded one
+# (83 for 134 MB in one run on a loaded host: packets in flight when a
+# pass ran).
 stream_both() {
 	local name=$1 addr=$2 dir n mb what
 	for dir in down up; do
@@ -175,10 +178,11 @@ stream_both() {
 			ip netns exec server iperf3 -c "$3" -B "$addr" -t 3 -f m -R > /tmp/iperf-last.txt 2>&1
 		fi
 		n=$(( $(slow_count) - n )); mb=$(iperf_mbytes)
+		local max=$(( mb * 1000000 / 1500 / 100 )); [ "$max" -lt "$SLOW_MAX" ] && max=$SLOW_MAX
 		what="server to client"; [ "$dir" = up ] && what="client to server"
 		log "$name $dir: $(iperf_field Mbits/sec) Mbit/s, $mb MB, $n slow-path packets"
-		check "$name-offloaded-$dir" "stream $what: $n slow-path packets for $mb MB (want < $SLOW_MAX, > 0 MB)" \
-			eval "lt $n $SLOW_MAX && [ $mb -gt 0 ]"
+		check "$name-offloaded-$dir" "stream $what: $n slow-path packets for $mb MB (want < $max, > 0 MB)" \
+			eval "lt $n $max && [ $mb -gt 0 ]"
 	done
 }
 
