@@ -98,8 +98,11 @@ UCI
 # chain (-500) and the flowtable (0), so a cut or offloaded frame never
 # reaches them. Each namespace drops the flow's datagrams before its own
 # conntrack and sockets, so no ICMP answers them.
-cut_counters() {
-	nft -f - <<'NFT' || return 1
+cut_counters() { cut_stack_counters && cut_end_counters; }
+
+# cut_stack_counters: the router's side of cut_counters (netdev lab_stack).
+cut_stack_counters() {
+	nft -f - <<'NFT'
 table netdev lab_stack {
 	counter to_stack {
 	}
@@ -115,6 +118,10 @@ table netdev lab_stack {
 	}
 }
 NFT
+}
+
+# cut_end_counters: the client's and the server's side of cut_counters.
+cut_end_counters() {
 	ip netns exec client nft -f - <<'NFT' || return 1
 table inet far {
 	counter far {

@@ -47,24 +47,7 @@ trap 'put stop 1' EXIT
 # The router's counters, on its NICs: the flood (server:5201 -> client:5000)
 # and the client's side (client:5000 -> server:5201) at +10, after the cut
 # (-500) and the flowtable (0).
-vm2_counters() {
-	nft -f - <<'NFT'
-table netdev lab_stack {
-	counter to_stack {
-	}
-	counter from_client {
-	}
-	chain wan0_in {
-		type filter hook ingress device "wan0" priority 10; policy accept;
-		meta l4proto udp th sport 5201 th dport 5000 counter name to_stack
-	}
-	chain lan0_in {
-		type filter hook ingress device "lan0" priority 10; policy accept;
-		meta l4proto udp th sport 5000 th dport 5201 counter name from_client
-	}
-}
-NFT
-}
+vm2_counters() { cut_stack_counters; }
 # vm2_snapshot prints "to_stack from_client wan0_rx_packets": rx_packets
 # counts every frame virtio_net took from its ring, XDP's drops included.
 # and "irq": the interrupts of wan0's receive queue (virtioN-input.0).
