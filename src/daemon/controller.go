@@ -126,15 +126,16 @@ func (c controller) Uncut(ctx context.Context, r rpc.CutRequest) (int, error) {
 	return c.d.cut.Release(ctx, match)
 }
 
-func (c controller) Verdict(ctx context.Context, r rpc.VerdictRequest) ([]cut.Cut, error) {
+func (c controller) Verdict(ctx context.Context, r rpc.VerdictRequest) ([]cut.Cut, int, error) {
 	switch r.Verdict {
 	case cut.VerdictDrop:
-		return c.Cut(ctx, rpc.CutRequest{Tuple: r.Tuple, Reason: r.Reason, Trigger: r.Trigger})
+		cuts, err := c.Cut(ctx, rpc.CutRequest{Tuple: r.Tuple, Reason: r.Reason, Trigger: r.Trigger})
+		return cuts, 0, err
 	case cut.VerdictForward:
-		_, err := c.Uncut(ctx, rpc.CutRequest{Tuple: r.Tuple, Reason: r.Reason, Trigger: r.Trigger})
-		return []cut.Cut{}, err
+		n, err := c.Uncut(ctx, rpc.CutRequest{Tuple: r.Tuple, Reason: r.Reason, Trigger: r.Trigger})
+		return []cut.Cut{}, n, err
 	}
-	return nil, &rpc.ArgumentError{Field: "verdict", Problem: fmt.Sprintf("%q is not a verdict", r.Verdict), Fix: "use drop or forward"}
+	return nil, 0, &rpc.ArgumentError{Field: "verdict", Problem: fmt.Sprintf("%q is not a verdict", r.Verdict), Fix: "use drop or forward"}
 }
 
 func (c controller) Cuts(ctx context.Context) (cut.Summary, error) {

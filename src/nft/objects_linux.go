@@ -61,8 +61,11 @@ func ourChain() *nftables.Chain {
 }
 
 // addOurRule queues `meta l4proto { tcp, udp } flow add @ft` (fw4 writes the
-// same rule as "flow offload @ft"). The kernel adds a flow only once conntrack
-// has seen the reply, so no "ct state established" match is needed. With
+// same rule as "flow offload @ft"). The kernel adds a TCP connection only
+// once it is established, a UDP one from its second packet, reply or not
+// (nft_flow_offload_eval on 6.12 checks no direction for UDP), as fw4
+// does; its reply direction then never passes conntrack, which lists it
+// [UNREPLIED] [OFFLOAD] while both directions flow. With
 // after > 0 the rule offloads a connection only from its after-th packet on
 // (`ct packets >= after`, both directions: google/nftables sends no
 // direction for packet counts), so an inspector in the slow path sees the

@@ -26,7 +26,8 @@ type Controller interface {
 	Reload(ctx context.Context) (status.Status, error)
 	Cut(ctx context.Context, r CutRequest) ([]cut.Cut, error)
 	Uncut(ctx context.Context, r CutRequest) (int, error) // released count
-	Verdict(ctx context.Context, r VerdictRequest) ([]cut.Cut, error)
+	// Verdict drop cuts (cuts), forward releases (released count).
+	Verdict(ctx context.Context, r VerdictRequest) (cuts []cut.Cut, released int, err error)
 	Cuts(ctx context.Context) (cut.Summary, error)
 }
 

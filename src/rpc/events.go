@@ -44,6 +44,13 @@ type cutsAnswer struct {
 	ConntrackOnly int       `json:"conntrack_only"`
 }
 
+// verdictAnswer is the answer of verdict: a forward verdict cuts nothing
+// and says how many cuts it released.
+type verdictAnswer struct {
+	cutsAnswer
+	Released int `json:"released"`
+}
+
 func newCutsAnswer(cuts []cut.Cut) cutsAnswer {
 	a := cutsAnswer{Cuts: cuts, Count: len(cuts)}
 	for _, c := range cuts {

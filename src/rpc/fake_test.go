@@ -145,17 +145,17 @@ func (f *fakeController) Uncut(_ context.Context, r CutRequest) (int, error) {
 	return 1, nil
 }
 
-func (f *fakeController) Verdict(_ context.Context, r VerdictRequest) ([]cut.Cut, error) {
+func (f *fakeController) Verdict(_ context.Context, r VerdictRequest) ([]cut.Cut, int, error) {
 	if err := f.record("verdict"); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	f.mu.Lock()
 	f.lastVerd = r
 	f.mu.Unlock()
 	if r.Verdict != cut.VerdictDrop {
-		return nil, nil
+		return nil, 1, nil
 	}
-	return []cut.Cut{{Original: r.Tuple, Reason: r.Reason, Trigger: r.Trigger}}, nil
+	return []cut.Cut{{Original: r.Tuple, Reason: r.Reason, Trigger: r.Trigger}}, 0, nil
 }
 
 func (f *fakeController) Cuts(context.Context) (cut.Summary, error) {

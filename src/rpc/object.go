@@ -196,17 +196,17 @@ func (o *Object) verdict(ctx context.Context, args ubus.Table) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cuts, err := o.ctl.Verdict(ctx, r)
+	cuts, released, err := o.ctl.Verdict(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	action := "cut"
-	if r.Verdict != "drop" {
-		action = "release"
-	}
+	a := verdictAnswer{cutsAnswer: newCutsAnswer(cuts), Released: released}
 	tu := r.Tuple
-	a := newCutsAnswer(cuts)
-	o.Event(EventCut, CutEvent{Action: action, Tuple: &tu, Reason: r.Reason, Trigger: r.Trigger, Count: a.Count, ConntrackOnly: a.ConntrackOnly})
+	ev := CutEvent{Action: "cut", Tuple: &tu, Reason: r.Reason, Trigger: r.Trigger, Count: a.Count, ConntrackOnly: a.ConntrackOnly}
+	if r.Verdict != cut.VerdictDrop {
+		ev.Action, ev.Count = "release", released
+	}
+	o.Event(EventCut, ev)
 	return a, nil
 }
 

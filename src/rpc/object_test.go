@@ -101,13 +101,13 @@ func TestMethodsAnswer(t *testing.T) {
 					t.Errorf("v4-mapped source kept as %q, want 192.0.2.1", f.lastCut.Tuple.Src)
 				}
 			}},
-		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"drop","reason":"ips"}`, []string{`{"cuts":[{"original":{"proto":"tcp"`, `"count":1,"in_fastpath":0,"conntrack_only":1}`},
+		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"drop","reason":"ips"}`, []string{`{"cuts":[{"original":{"proto":"tcp"`, `"count":1,"in_fastpath":0,"conntrack_only":1,"released":0}`},
 			func(t *testing.T, f *fakeController) {
 				if f.lastVerd.Verdict != "drop" || f.lastVerd.Reason != "ips" || f.lastVerd.Trigger != "ubus" {
 					t.Errorf("verdict request %+v", f.lastVerd)
 				}
 			}},
-		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"forward"}`, []string{`{"cuts":null,"count":0,"in_fastpath":0,"conntrack_only":0}`}, nil},
+		{"verdict", `{"proto":"tcp","src":"192.0.2.1","dst":"192.0.2.2","sport":1000,"dport":443,"verdict":"forward"}`, []string{`{"cuts":null,"count":0,"in_fastpath":0,"conntrack_only":0,"released":1}`}, nil},
 		{"cuts", "", []string{`{"enabled":true,"in_fastpath":true,"reason":"netdev ingress available"`}, nil},
 	}
 	for _, tc := range cases {

@@ -319,9 +319,9 @@ func (r *recordingController) Uncut(_ context.Context, c rpc.CutRequest) (int, e
 	return 0, nil
 }
 
-func (r *recordingController) Verdict(_ context.Context, v rpc.VerdictRequest) ([]cut.Cut, error) {
+func (r *recordingController) Verdict(_ context.Context, v rpc.VerdictRequest) ([]cut.Cut, int, error) {
 	r.record("verdict", map[string]any{"verdict": v.Verdict, "reason": v.Reason, "tuple": v.Tuple})
-	return nil, nil
+	return nil, 0, nil
 }
 
 func (r *recordingController) Cuts(context.Context) (cut.Summary, error) {

@@ -221,6 +221,17 @@ type cutsAnswer struct {
 	ConntrackOnly int       `json:"conntrack_only"`
 }
 
+// releasedText is what uncut and a forward verdict answer.
+func releasedText(a struct{ Released int }) string {
+	if a.Released == 0 {
+		return "no cut released: none matched (fastpath cuts lists them)\n"
+	}
+	if a.Released == 1 {
+		return "1 cut released\n"
+	}
+	return fmt.Sprintf("%d cuts released\n", a.Released)
+}
+
 func (a cutsAnswer) text() string {
 	s := report.CutsText(a.Cuts)
 	if a.CutsTotal > len(a.Cuts) {
@@ -261,7 +272,7 @@ func runCutLike(name, method string, args []string, withReason bool) int {
 		return fail("%v", err)
 	}
 	if method == "uncut" {
-		return show(o, raw, func(a struct{ Released int }) string { return fmt.Sprintf("%d cuts released\n", a.Released) })
+		return show(o, raw, releasedText)
 	}
 	return show(o, raw, cutsAnswer.text)
 }
@@ -304,6 +315,9 @@ func runVerdict(args []string) int {
 	raw, err := call(o, "verdict", a)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if verdict == string(cut.VerdictForward) {
+		return show(o, raw, releasedText)
 	}
 	return show(o, raw, cutsAnswer.text)
 }
