@@ -52,6 +52,7 @@ type result struct {
 	snap observe.Snapshot
 	plan plan.Plan
 	errs []error
+	made bool // by a pass or Observe: false only before the first
 }
 
 // NewReconciler opens the kernel interfaces. A missing conntrack netlink
@@ -127,6 +128,7 @@ func (r *Reconciler) reconcileLocked(ctx context.Context) (status.Status, error)
 		res.plan = p
 		break
 	}
+	res.made = true
 	r.last = res
 	st := r.statusLocked(ctx)
 	if len(res.errs) > 0 {
@@ -221,10 +223,10 @@ func (r *Reconciler) Observe() error {
 	defer r.mu.Unlock()
 	snap, err := observe.Observe(r.Root)
 	if err != nil {
-		r.last = result{errs: []error{err}}
+		r.last = result{errs: []error{err}, made: true}
 		return err
 	}
-	r.last = result{snap: snap, plan: plan.Make(snap, plan.Constraints{HWCorrected: r.loadHWCorrected()})}
+	r.last = result{snap: snap, plan: plan.Make(snap, plan.Constraints{HWCorrected: r.loadHWCorrected()}), made: true}
 	return nil
 }
 

@@ -447,3 +447,19 @@ func sortedNames(cases map[string]stateCase) []string {
 	sort.Strings(names)
 	return names
 }
+
+// TestStatusBeforeTheFirstPassSaysStarting: the ubus object answers while
+// the first pass runs; its status must say so, not give an empty reason.
+func TestStatusBeforeTheFirstPassSaysStarting(t *testing.T) {
+	w := newWorld(t, "mt7621-ax23")
+	ctx := context.Background()
+	if got := w.d.Status(ctx).Mode.Reason; got != StartingReason {
+		t.Errorf("status before the first pass: reason %q, want %q", got, StartingReason)
+	}
+	if got := w.d.runPass(ctx, "start").Mode.Reason; got == StartingReason || got == "" {
+		t.Errorf("status after the first pass: reason %q, want the plan's", got)
+	}
+	if got := w.d.Status(ctx).Mode.Reason; got == StartingReason || got == "" {
+		t.Errorf("status after the first pass: reason %q, want the plan's", got)
+	}
+}

@@ -104,6 +104,10 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	}
 	st.Flowtable.InSync = inSync(p.Flowtable, k)
 	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
+	if !r.last.made {
+		// The ubus object answers while the daemon's first pass runs.
+		st.Mode.Reason = StartingReason
+	}
 	st.Cut = nonNilSummary(r.kernel.cut.Summary())
 	st.Watchers = supervise.Health()
 	for _, w := range st.Watchers {
@@ -114,6 +118,10 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	}
 	return st
 }
+
+// StartingReason is the mode's reason before the daemon's first pass has
+// read the config and the kernel.
+const StartingReason = "starting: the first pass has not finished; ask again in a moment"
 
 // effective is the mode the kernel really runs, with the plan's reason
 // when it agrees and the first error when it does not.
