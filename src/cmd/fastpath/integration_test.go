@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fastpath-wrt/fastpath/src/daemon"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
@@ -205,29 +204,12 @@ func TestIntegrationDaemonOverUbus(t *testing.T) {
 		defer ccancel()
 		return answerJSON(rpc.CallFastpath(cctx, sock, method, args))
 	}
-	// The object answers while the first pass runs, and says so: wait
-	// for the pass (an emulated machine takes seconds for it).
+	// An emulated machine takes seconds for the first pass.
+	st, err := waitFirstPass(func() (json.RawMessage, error) { return callJSON("status", nil) }, 60*time.Second, nil)
+	if err != nil {
+		t.Fatalf("status over ubus: %v\ndaemon log:\n%s", err, logs.String())
+	}
 	var raw json.RawMessage
-	var st status.Status
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		raw, err = callJSON("status", nil)
-		if err == nil {
-			if err = json.Unmarshal(raw, &st); err != nil {
-				t.Fatal(err)
-			}
-			if st.Mode.Reason != daemon.StartingReason {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil || st.Mode.Reason == daemon.StartingReason {
-		t.Fatalf("status over ubus after 60 s: %v %+v\ndaemon log:\n%s", err, st.Mode, logs.String())
-	}
 	// Requested reads software once the pass has set flow_offloading_hw
 	// back to 0; the reason still says why.
 	if st.Mode.Effective == plan.ModeHardware || !strings.Contains(st.Mode.Reason, "no flow-offload engine") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,8 +16,10 @@ import (
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/daemon"
 	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
+	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/ubus/ubustest"
 )
 
@@ -117,22 +120,38 @@ func newLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
 	return ld
 }
 
-// waitReady waits until the daemon's status answers.
+// waitReady waits until the daemon's status answers with its first pass done.
 func (ld *labDaemon) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	if _, err := waitFirstPass(func() (json.RawMessage, error) { return ld.call("status", nil) }, 20*time.Second, ld.exited); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFirstPass asks status until the daemon answers with its first pass
+// done (the object answers while it runs, saying so), the daemon ends
+// (ended closed; nil: not watched) or limit passes.
+func waitFirstPass(ask func() (json.RawMessage, error), limit time.Duration, ended <-chan struct{}) (status.Status, error) {
+	var st status.Status
+	deadline := time.Now().Add(limit)
 	for {
-		_, err := ld.call("status", nil)
+		raw, err := ask()
 		if err == nil {
-			return
+			if err = json.Unmarshal(raw, &st); err != nil {
+				return st, fmt.Errorf("status answer: %w", err)
+			}
+			if st.Mode.Reason != daemon.StartingReason {
+				return st, nil
+			}
+			err = errors.New("still starting")
 		}
 		select {
-		case <-ld.exited:
-			t.Fatalf("the daemon ended before it answered: %v", err)
+		case <-ended:
+			return st, fmt.Errorf("the daemon ended before it answered: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the daemon's status never answered: %v", err)
+			return st, fmt.Errorf("the daemon's status after %v: %v %+v", limit, err, st.Mode)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -352,7 +352,7 @@ t_cut_udp_flood() {
 
 # A manual cut, then `fastpath verdict ... forward`: the flood arrives again.
 t_cut_forward() {
-	local a b c d far_cut far_fwd sent_fwd stack_fwd out path0 path1
+	local a b c d far_cut far_fwd sent_fwd stack_fwd out said path0 path1
 	cut_router_or_fail cut/forward 1 10 0 || return
 	cut_establish 4
 	# The flood outlasts the checks and is stopped after them: on a loaded
@@ -369,10 +369,10 @@ t_cut_forward() {
 	sleep 1
 	read -r -a c <<< "$(cut_snapshot)"; path0=$(forward_path_counts); sleep 3
 	read -r -a d <<< "$(cut_snapshot)"; path1=$(forward_path_counts)
-	far_fwd=$((d[2] - c[2])); sent_fwd=$((d[0] - c[0])); stack_fwd=$((d[1] - c[1]))
-	log "manual cut: $far_cut frames reached the client in 3 s; after forward: $far_fwd of $sent_fwd ($stack_fwd to the router's stack; lan0 tx, client rx before: $path0, after: $path1); verdict said: $(echo "$out" | tr '\n' ' ')"
+	far_fwd=$((d[2] - c[2])); sent_fwd=$((d[0] - c[0])); stack_fwd=$((d[1] - c[1])); said=$(echo "$out" | tr '\n' ' ')
+	log "manual cut: $far_cut frames reached the client in 3 s; after forward: $far_fwd of $sent_fwd ($stack_fwd to the router's stack; lan0 tx, client rx before: $path0, after: $path1); verdict said: $said"
 	check cut/manual-cut-drops "fastpath cut $SRV_ADDR: $far_cut flood frames reached the client in 3 s (want 0)" [ "$far_cut" = 0 ]
-	check cut/forward-says-released "fastpath verdict ... forward answered: $(echo "$out" | tr '\n' ' ') (want: 1 cut released)" [ "$out" = "1 cut released" ]
+	check cut/forward-says-released "fastpath verdict ... forward answered: $said (want: 1 cut released)" [ "$out" = "1 cut released" ]
 	# A release undone by the flood lets nothing through. A loaded host's
 	# VM drops frames at the backlog whatever the cut does (one run let
 	# 11 % through), so the bound is 1 %: far from none, and far below

@@ -44,10 +44,6 @@ await() {
 finish() { put stop 1; exit "$1"; }
 trap 'put stop 1' EXIT
 
-# The router's counters, on its NICs: the flood (server:5201 -> client:5000)
-# and the client's side (client:5000 -> server:5201) at +10, after the cut
-# (-500) and the flowtable (0).
-vm2_counters() { cut_stack_counters; }
 # vm2_snapshot prints "to_stack from_client wan0_rx_packets": rx_packets
 # counts every frame virtio_net took from its ring, XDP's drops included.
 # and "irq": the interrupts of wan0's receive queue (virtioN-input.0).
@@ -65,7 +61,7 @@ vm2_router() {
 	uci_network; uci_firewall 1 0
 	cut_blocklist_table || { echo "cannot create the block list table lab_bl"; return 1; }
 	CUT_BACKEND=$2 cut_config "$1" 5
-	vm2_counters || { echo "cannot create the router's counters"; return 1; }
+	cut_stack_counters || { echo "cannot create the router's counters"; return 1; }
 	cut_broker_start || return 1
 	# shellcheck disable=SC2119 # no daemon arguments
 	fastpath_start || return 1
