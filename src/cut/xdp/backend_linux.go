@@ -29,6 +29,10 @@ type Options struct {
 	// which slowed TCP forwarding through the lab's veths about eightfold;
 	// dropping there gains nothing over netdev ingress. Tests use it.
 	Veth bool
+	// Forward adds the forward stage (see forward.go): established flows
+	// of the device's flowtable are sent out in the driver. Where the
+	// kernel cannot, the backend cuts alone and ForwardError says why.
+	Forward bool
 }
 
 // Device is where one device's cut runs and why.
@@ -48,6 +52,9 @@ type Backend struct {
 	maxEntries int
 	veth       bool
 	devices    map[string]*attachment
+	netns      int        // Options.NetNS
+	fwd        *forwarder // nil: the program only cuts
+	fwdErr     error      // why Options.Forward could not be had
 }
 
 type attachment struct {
@@ -61,7 +68,7 @@ func Open(opt Options) (*Backend, error) {
 	if opt.MaxEntries < 2 || opt.MaxEntries > 1<<24 {
 		return nil, fmt.Errorf("xdp cut map of %d entries: use 2 to %d", opt.MaxEntries, 1<<24)
 	}
-	b := &Backend{mapFD: -1, progFD: -1, maxEntries: opt.MaxEntries, veth: opt.Veth, devices: map[string]*attachment{}}
+	b := &Backend{mapFD: -1, progFD: -1, maxEntries: opt.MaxEntries, veth: opt.Veth, netns: opt.NetNS, devices: map[string]*attachment{}}
 	var err error
 	if b.nl, err = netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: opt.NetNS}); err != nil {
 		return nil, fmt.Errorf("rtnetlink: %w", err)
@@ -71,14 +78,20 @@ func Open(opt Options) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
-	code, err := program(int32(b.mapFD), binary.NativeEndian)
-	if err != nil {
-		b.Close()
-		return nil, err
+	if opt.Forward {
+		if b.fwd, b.fwdErr = openForwarder(); b.fwdErr == nil {
+			b.progFD, b.fwdErr = b.load()
+			if b.fwdErr != nil {
+				b.fwd.close()
+				b.fwd = nil
+			}
+		}
 	}
-	if b.progFD, err = loadProgram(ProgramName, code); err != nil {
-		b.Close()
-		return nil, err
+	if b.progFD < 0 {
+		if b.progFD, err = b.load(); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	info, err := programInfo(b.progFD, nil)
 	if err != nil {
@@ -87,6 +100,34 @@ func Open(opt Options) (*Backend, error) {
 	}
 	b.progID = info.id
 	return b, nil
+}
+
+// load builds and loads the program, with the forward stage when b.fwd is set.
+func (b *Backend) load() (int, error) {
+	var spec *forwardSpec
+	var fds []int32
+	if b.fwd != nil {
+		spec, fds = &b.fwd.spec, b.fwd.fdArray()
+	}
+	code, err := program(int32(b.mapFD), spec, binary.NativeEndian)
+	if err != nil {
+		return -1, err
+	}
+	return loadProgram(ProgramName, code, fds)
+}
+
+// Forwarding says whether the program forwards (Options.Forward), and if
+// it was asked for and cannot, why.
+func (b *Backend) Forwarding() (bool, error) { return b.fwd != nil, b.fwdErr }
+
+// ForwardCounters are the forward stage's counters over every CPU, since Open.
+func (b *Backend) ForwardCounters() (ForwardCounters, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fwd == nil {
+		return ForwardCounters{}, errors.New("the XDP program does not forward")
+	}
+	return b.fwd.counters()
 }
 
 // Attach runs the program in dev's driver (native XDP). It never replaces
@@ -99,6 +140,7 @@ func (b *Backend) Attach(dev string) Device {
 	defer b.mu.Unlock()
 	d := b.attach(dev)
 	b.devices[dev] = d
+	b.routeOut(d)
 	return d.Device
 }
 
@@ -131,9 +173,26 @@ func (b *Backend) SetDevices(devs []string) ([]Device, error) {
 	for _, d := range names {
 		a := b.attach(d)
 		b.devices[d] = a
+		b.routeOut(a)
 		out = append(out, a.Device)
 	}
 	return out, errors.Join(errs...)
+}
+
+// routeOut keeps the redirect map to the devices the program runs on:
+// their drivers take redirected frames (virtio_net, for one, only while
+// it runs an XDP program).
+func (b *Backend) routeOut(a *attachment) {
+	if b.fwd == nil {
+		return
+	}
+	if !a.XDP {
+		b.fwd.remove(a.Name)
+		return
+	}
+	if err := b.fwd.add(a.Name, a.index, b.netns); err != nil {
+		a.Reason += "; not forwarding to it: " + err.Error()
+	}
 }
 
 func (b *Backend) attach(dev string) *attachment {
@@ -235,6 +294,9 @@ func (b *Backend) Detach(dev string) error {
 }
 
 func (b *Backend) detach(a *attachment) error {
+	if b.fwd != nil {
+		b.fwd.remove(a.Name)
+	}
 	err := setXDP(b.nl, a.index, -1, xdpFlagDrvMode|xdpFlagReplace, int32(b.progFD))
 	if errors.Is(err, unix.EINVAL) {
 		// Before Linux 5.7: look, then detach.
@@ -451,6 +513,10 @@ func (b *Backend) close(detach bool) error {
 			unix.Close(*fd)
 			*fd = -1
 		}
+	}
+	if b.fwd != nil {
+		b.fwd.close()
+		b.fwd = nil
 	}
 	if b.nl != nil {
 		errs = append(errs, b.nl.Close())

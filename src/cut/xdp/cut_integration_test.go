@@ -241,7 +241,7 @@ func passProgram(t *testing.T) (fd int, id uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err = loadProgram("foreign_pass", code)
+	fd, err = loadProgram("foreign_pass", code, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestIntegrationVerifierLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := loadProgram("bad", code)
+	fd, err := loadProgram("bad", code, nil)
 	if err == nil {
 		unix.Close(fd)
 		t.Fatal("the kernel loaded a program that reads an unset register")

@@ -13,6 +13,7 @@ const (
 	classST    = 0x02
 	classSTX   = 0x03
 	classJMP   = 0x05
+	classALU   = 0x04 // 32-bit operations, upper half zeroed
 	classALU64 = 0x07
 
 	sizeW  = 0x00
@@ -28,20 +29,26 @@ const (
 	srcX = 0x08
 
 	aluADD = 0x00
+	aluSUB = 0x10
+	aluOR  = 0x40
 	aluAND = 0x50
 	aluLSH = 0x60
 	aluRSH = 0x70
+	aluXOR = 0xa0
 	aluMOV = 0xb0
+	aluEND = 0xd0 // byte swap; with srcX (BPF_TO_BE) from big-endian to the CPU's order
 
 	jmpJA   = 0x00
 	jmpJEQ  = 0x10
 	jmpJGT  = 0x20
 	jmpJNE  = 0x50
+	jmpJSET = 0x40
 	jmpJLT  = 0xa0
 	jmpCALL = 0x80
 	jmpEXIT = 0x90
 
-	pseudoMapFD = 1 // src_reg of a 64-bit immediate load that names a map by fd
+	pseudoMapFD     = 1 // src_reg of a 64-bit immediate load that names a map by fd
+	pseudoKfuncCall = 2 // src_reg of a call whose imm is a kernel function's BTF id
 )
 
 // Registers.
@@ -61,8 +68,12 @@ const (
 
 // Helper functions by number (include/uapi/linux/bpf.h, stable ABI).
 const (
-	helperMapLookupElem = 1
-	helperKtimeGetNS    = 5
+	helperMapLookupElem   = 1
+	helperKtimeGetNS      = 5
+	helperCsumDiff        = 28
+	helperRedirectMap     = 51
+	helperFibLookup       = 69
+	helperProbeReadKernel = 113
 )
 
 // insn is one instruction slot. A jump names its target by label; the
@@ -106,6 +117,20 @@ func (a *asm) addImm(dst uint8, v int32) {
 	a.emit(insn{op: classALU64 | aluADD | srcK, dst: dst, imm: v})
 }
 func (a *asm) add(dst, src uint8) { a.emit(insn{op: classALU64 | aluADD | srcX, dst: dst, src: src}) }
+func (a *asm) sub(dst, src uint8) { a.emit(insn{op: classALU64 | aluSUB | srcX, dst: dst, src: src}) }
+func (a *asm) orReg(dst, src uint8) {
+	a.emit(insn{op: classALU64 | aluOR | srcX, dst: dst, src: src})
+}
+func (a *asm) xorImm(dst uint8, v int32) {
+	a.emit(insn{op: classALU64 | aluXOR | srcK, dst: dst, imm: v})
+}
+
+// mov32: dst = (u32)src, the upper half cleared.
+func (a *asm) mov32(dst, src uint8) { a.emit(insn{op: classALU | aluMOV | srcX, dst: dst, src: src}) }
+
+// fromBE16: dst = the big-endian 16-bit value in dst, in the CPU's order.
+func (a *asm) fromBE16(dst uint8) { a.emit(insn{op: classALU | aluEND | srcX, dst: dst, imm: 16}) }
+
 func (a *asm) andImm(dst uint8, v int32) {
 	a.emit(insn{op: classALU64 | aluAND | srcK, dst: dst, imm: v})
 }
@@ -149,6 +174,12 @@ func (a *asm) jump(op uint8, dst, src uint8, target string) {
 func (a *asm) goTo(target string) { a.emit(insn{op: classJMP | jmpJA, target: target}) }
 func (a *asm) call(helper int32)  { a.emit(insn{op: classJMP | jmpCALL, imm: helper}) }
 func (a *asm) exit()              { a.emit(insn{op: classJMP | jmpEXIT}) }
+
+// callKfunc calls the kernel function with BTF id id; fdIndex is the
+// index in the load's fd_array of the BTF that id belongs to (0: vmlinux).
+func (a *asm) callKfunc(id int32, fdIndex int16) {
+	a.emit(insn{op: classJMP | jmpCALL, src: pseudoKfuncCall, imm: id, off: fdIndex})
+}
 
 // loadMap: dst = the map whose file descriptor is fd (two slots).
 func (a *asm) loadMap(dst uint8, fd int32) {

@@ -38,7 +38,9 @@ const (
 // and under BPF_F_STRICT_ALIGNMENT. Loads of multi-byte header fields are
 // compared with constants in the CPU's order (n16); address and port bytes
 // are copied into the key unchanged, so the key is in network byte order.
-func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
+//
+// With fwd, frames the cut lets pass go on to the forward stage.
+func program(mapFD int32, fwd *forwardSpec, order binary.ByteOrder) ([]byte, error) {
 	n16 := func(v uint16) int32 { return int32(order.Uint16([]byte{byte(v >> 8), byte(v)})) }
 	var a asm
 	// r6 = ctx, r7 = cursor into the frame, r8 = data_end, r3 = next type.
@@ -140,8 +142,12 @@ func program(mapFD int32, order binary.ByteOrder) ([]byte, error) {
 	a.exit()
 
 	a.at("pass")
-	a.movImm(r0, xdpPass)
-	a.exit()
+	if fwd == nil {
+		a.movImm(r0, xdpPass)
+		a.exit()
+	} else if err := a.forwardStage(&fwd.layout, fwd.maps, order); err != nil {
+		return nil, err
+	}
 	return a.assemble(order)
 }
 

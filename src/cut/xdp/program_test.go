@@ -249,7 +249,7 @@ func TestProgramKeyEqualsEncodeKey(t *testing.T) {
 		"vlan pppoe ipv6": {tuple: tcp6, vlan: 7, pppoe: true},
 	}
 	for _, o := range orders {
-		code, err := program(3, o.order)
+		code, err := program(3, nil, o.order)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func TestProgramPassesWhatItCannotKey(t *testing.T) {
 	}
 	all := map[Key]bool{mustKey(t, udp4): true, mustKey(t, tcp4): true, mustKey(t, udp6): true, mustKey(t, tcp6): true}
 	for _, o := range orders {
-		code, err := program(3, o.order)
+		code, err := program(3, nil, o.order)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +410,7 @@ func (s frameSpec) portsEnd() int {
 // so no frame can undo a Release.
 func TestProgramNeverAddsKeys(t *testing.T) {
 	for _, o := range orders {
-		code, err := program(3, o.order)
+		code, err := program(3, nil, o.order)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,14 @@ type progLoadAttr struct {
 	kernVersion, flags    uint32
 	name                  [16]byte
 	ifindex, expectedType uint32
+	// Linux 5.x and later; zero is "none" for each.
+	progBTFFD, funcInfoRecSize uint32
+	funcInfo                   uint64
+	funcInfoCnt, lineInfoRec   uint32
+	lineInfo                   uint64
+	lineInfoCnt, attachBTFID   uint32
+	attachProgFD, coreReloCnt  uint32
+	fdArray                    ptr // fds a kfunc call's off indexes (Linux 5.13)
 }
 
 type objInfoAttr struct {
@@ -106,8 +114,12 @@ func objName(s string) (n [16]byte) {
 // RLIMIT_MEMLOCK, often 64 KiB: on EPERM the limit is lifted and the call
 // repeated, as every BPF loader does.
 func createMap(name string, keySize, valueSize, maxEntries uint32) (int, error) {
-	attr := mapCreateAttr{mapType: mapTypeHash, keySize: keySize, valueSize: valueSize,
-		maxEntries: maxEntries, mapFlags: flagNoPrealloc, name: objName(name)}
+	return createMapOf(mapTypeHash, name, keySize, valueSize, maxEntries, flagNoPrealloc)
+}
+
+func createMapOf(typ uint32, name string, keySize, valueSize, maxEntries, flags uint32) (int, error) {
+	attr := mapCreateAttr{mapType: typ, keySize: keySize, valueSize: valueSize,
+		maxEntries: maxEntries, mapFlags: flags, name: objName(name)}
 	fd, err := bpf(cmdMapCreate, unsafe.Pointer(&attr), unsafe.Sizeof(attr))
 	if errors.Is(err, unix.EPERM) {
 		if unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}) == nil {
@@ -158,18 +170,25 @@ const verifierLogSize = 256 << 10
 
 // loadProgram loads an XDP program. On refusal it loads it again with the
 // verifier's log and returns the log's last lines in the error.
-func loadProgram(name string, code []byte) (int, error) {
+// fdArray, when not empty, holds the BTF objects kfunc calls name.
+func loadProgram(name string, code []byte, fdArray []int32) (int, error) {
 	license := []byte("GPL\x00")
 	attr := progLoadAttr{progType: progTypeXDP, insnCnt: uint32(len(code) / 8),
 		insns: newPtr(unsafe.Pointer(&code[0])), license: newPtr(unsafe.Pointer(&license[0])),
 		flags: progStrictAlignment, name: objName(name)}
-	fd, err := bpf(cmdProgLoad, unsafe.Pointer(&attr), unsafe.Sizeof(attr))
+	size := unsafe.Offsetof(attr.progBTFFD) // what kernels before 5.x take
+	if len(fdArray) > 0 {
+		attr.fdArray = newPtr(unsafe.Pointer(&fdArray[0]))
+		size = unsafe.Sizeof(attr)
+	}
+	defer runtime.KeepAlive(fdArray)
+	fd, err := bpf(cmdProgLoad, unsafe.Pointer(&attr), size)
 	if err == nil {
 		return fd, nil
 	}
 	log := make([]byte, verifierLogSize)
 	attr.logLevel, attr.logSize, attr.logBuf = 1, uint32(len(log)), newPtr(unsafe.Pointer(&log[0]))
-	fd, err2 := bpf(cmdProgLoad, unsafe.Pointer(&attr), unsafe.Sizeof(attr))
+	fd, err2 := bpf(cmdProgLoad, unsafe.Pointer(&attr), size)
 	runtime.KeepAlive(log)
 	if err2 == nil {
 		return fd, nil // refused only without the log (a transient failure)
