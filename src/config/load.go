@@ -137,6 +137,7 @@ func (s *Settings) loadFastpath(fp *uci.File) {
 		addr := "fastpath." + sectionAddr(sec, "fastpath")
 		d.Enabled = s.boolOpt(sec, addr, "enabled", d.Enabled)
 		d.CutInFastpath = s.boolOpt(sec, addr, "cut_in_fastpath", d.CutInFastpath)
+		d.XDPForward = s.boolOpt(sec, addr, "xdp_forward", d.XDPForward)
 		d.RecheckOnRuleChange = s.boolOpt(sec, addr, "recheck_on_rule_change", d.RecheckOnRuleChange)
 		if v, ok := sec.Get("hw_offload"); ok {
 			switch v {

@@ -53,6 +53,9 @@ type Fastpath struct {
 	CutMinPrefix4 int           `json:"cut_min_prefix4"`
 	CutMinPrefix6 int           `json:"cut_min_prefix6"`
 	CutBackend    string        `json:"cut_backend"` // cut.BackendAuto, BackendXDP or BackendNetdev
+	// XDPForward sends established flows of fastpath's flowtable out in
+	// the driver (bpf_xdp_flow_lookup) where the XDP cut runs.
+	XDPForward bool `json:"xdp_forward"`
 	// OffloadAfterPackets > 0 leaves a connection's first packets in the
 	// slow path (inspectors such as DPI tools need them).
 	OffloadAfterPackets uint64 `json:"offload_after_packets,omitempty"`

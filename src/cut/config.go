@@ -30,6 +30,10 @@ type Config struct {
 	MinPrefix4 int               `json:"min_prefix4"`          // cut_min_prefix4: shorter IPv4 prefixes are not cut unless forced
 	MinPrefix6 int               `json:"min_prefix6"`          // cut_min_prefix6
 	Backend    string            `json:"backend"`              // cut_backend: BackendAuto, BackendXDP or BackendNetdev
+	// XDPForward adds forwarding to the XDP program (xdp_forward, as the
+	// plan allows it): the cut and the forward share a device's one XDP
+	// slot, and the cut must come first.
+	XDPForward bool              `json:"xdp_forward,omitempty"`
 	Blocklists []BlocklistConfig `json:"blocklists,omitempty"` // config blocklist sections
 }
 
@@ -114,7 +118,7 @@ func (c Config) Normalized() (Config, error) {
 // would do, at some 6 KB of the mips binary.)
 func (c Config) Equal(o Config) bool {
 	if c.Enabled != o.Enabled || c.InFastpath != o.InFastpath || c.Expiry != o.Expiry || c.SetSize != o.SetSize ||
-		c.MinPrefix4 != o.MinPrefix4 || c.MinPrefix6 != o.MinPrefix6 || c.Backend != o.Backend || len(c.Blocklists) != len(o.Blocklists) {
+		c.MinPrefix4 != o.MinPrefix4 || c.MinPrefix6 != o.MinPrefix6 || c.Backend != o.Backend || c.XDPForward != o.XDPForward || len(c.Blocklists) != len(o.Blocklists) {
 		return false
 	}
 	for i, b := range c.Blocklists {

@@ -47,18 +47,19 @@ type Cut struct {
 
 // Summary is the cut part of fastpath's status.
 type Summary struct {
-	Enabled       bool        `json:"enabled"`
-	InFastpath    bool        `json:"in_fastpath"` // cut_in_fastpath setting and kernel support together
-	Reason        string      `json:"reason"`      // why in_fastpath is what it is
-	Devices       []string    `json:"devices"`
-	Backends      []Backend   `json:"backends,omitempty"` // per device: where its cut frames are dropped
-	Expiry        float64     `json:"expiry_s"`
-	SetSize       int         `json:"set_size"`
-	Active        int         `json:"active"`
-	FramesDropped uint64      `json:"frames_dropped"`
-	Blocklists    []Blocklist `json:"blocklists"`
-	Cuts          []Cut       `json:"cuts"`
-	Warnings      []string    `json:"warnings,omitempty"`
+	Enabled       bool            `json:"enabled"`
+	InFastpath    bool            `json:"in_fastpath"` // cut_in_fastpath setting and kernel support together
+	Reason        string          `json:"reason"`      // why in_fastpath is what it is
+	Devices       []string        `json:"devices"`
+	Backends      []Backend       `json:"backends,omitempty"`    // per device: where its cut frames are dropped
+	XDPForward    *ForwardSummary `json:"xdp_forward,omitempty"` // xdp_forward, when set
+	Expiry        float64         `json:"expiry_s"`
+	SetSize       int             `json:"set_size"`
+	Active        int             `json:"active"`
+	FramesDropped uint64          `json:"frames_dropped"`
+	Blocklists    []Blocklist     `json:"blocklists"`
+	Cuts          []Cut           `json:"cuts"`
+	Warnings      []string        `json:"warnings,omitempty"`
 	// How many there are when an answer holds only the first ones (see
 	// src/rpc's fit) or one page; 0 when the list is whole.
 	CutsTotal     int `json:"cuts_total,omitempty"`
@@ -81,4 +82,15 @@ type Blocklist struct {
 	Errors  []string `json:"errors,omitempty"` // malformed lines, with line numbers
 	// ErrorsTotal: how many when an answer holds only the first; 0 when whole.
 	ErrorsTotal int `json:"errors_total,omitempty"`
+}
+
+// ForwardSummary is the XDP program's forwarding (xdp_forward): where it
+// runs or why not, and its frame counters since it was loaded.
+type ForwardSummary struct {
+	Active    bool     `json:"active"`
+	Reason    string   `json:"reason"`
+	Devices   []string `json:"devices,omitempty"`
+	Forwarded uint64   `json:"forwarded"` // frames sent out in the driver
+	Missed    uint64   `json:"missed"`    // TCP/UDP frames of no flow in the flowtable (first packets, the router's own)
+	Passed    uint64   `json:"passed"`    // frames of a flow left to the kernel's flowtable
 }

@@ -101,6 +101,7 @@ func Make(s observe.Snapshot, c Constraints) Plan {
 			Blocklists: s.Settings.Fastpath.Blocklists,
 		},
 	}
+	p.Cut.Config.XDPForward = p.planXDPForward(s)
 	if p.Enabled && !s.Settings.Fastpath.CutInFastpath {
 		p.note("cut", "cut_in_fastpath is off: a cut only deletes the conntrack entry, and a sender that keeps sending reaches the stack")
 	} else if p.Enabled {
@@ -117,6 +118,30 @@ func (p *Plan) noteRecheck(s observe.Snapshot) {
 		why = "recheck_on_rule_change is on: when firewall4's forward-path rules really change, every offloaded flow takes the slow path once, so the new rules decide (a reload that re-renders the same rules keeps every flow); " + s.Firewall.Text()
 	}
 	p.Decisions = append(p.Decisions, Decision{Topic: "recheck", Reason: why})
+}
+
+// planXDPForward decides xdp_forward: the forward stage runs in the XDP
+// cut's program, after the cut, on a software flowtable.
+func (p *Plan) planXDPForward(s observe.Snapshot) bool {
+	f := s.Settings.Fastpath
+	if !f.XDPForward {
+		return false
+	}
+	why := ""
+	switch {
+	case !p.Flowtable.Enabled:
+		why = "the flowtable is off"
+	case p.Flowtable.Hardware:
+		why = "the flowtable offloads in hardware, which forwards ahead of any XDP program"
+	case !f.CutInFastpath || f.CutBackend == cut.BackendNetdev:
+		why = "it runs in the XDP cut's program, after the cut, and here the cut does not run in XDP (cut_in_fastpath 0 or cut_backend netdev); a forward ahead of a netdev cut would let cut frames through"
+	}
+	if why != "" {
+		p.note("xdp", "xdp_forward is on, but not used: %s", why)
+		return false
+	}
+	p.note("xdp", "xdp_forward is on: established flows of fastpath's flowtable are sent out by XDP in the driver of each device that runs the XDP cut (Linux 6.11 and later with BTF; the status says where it runs and why not); the kernel's XDP lookup finds only the first flowtable that lists a device, so a firewall4 flowtable made before fastpath's takes it until firewall4 reloads")
+	return true
 }
 
 // backendNote says where cut frames will be dropped: which device runs

@@ -48,6 +48,14 @@ func StatusText(st status.Status) string {
 	fmt.Fprintf(&b, "cut         %s, %d active, %d frames dropped in the fast path\n",
 		yesNo(c.InFastpath, "in the fast path", yesNo(c.Enabled, "conntrack deletion only", "off")), c.Active, c.FramesDropped)
 	b.WriteString(BackendsText(c.Backends))
+	if f := c.XDPForward; f != nil {
+		if f.Active {
+			fmt.Fprintf(&b, "xdp forward on %s: %d frames sent out in the driver, %d left to the flowtable, %d of no flow\n",
+				strings.Join(f.Devices, ", "), f.Forwarded, f.Passed, f.Missed)
+		} else {
+			fmt.Fprintf(&b, "xdp forward not running: %s\n", f.Reason)
+		}
+	}
 	for _, e := range st.Errors {
 		fmt.Fprintf(&b, "error       %s\n", e)
 	}

@@ -31,6 +31,7 @@ type xdpSide struct {
 	b         *xdp.Backend
 	size      int             // tuples b's map holds
 	veth      bool            // b runs on veths too (cut_backend xdp)
+	forward   bool            // b was opened to forward (xdp_forward)
 	openErr   string          // why the backend could not start; "" when it runs
 	runs      map[string]bool // devices whose driver runs the program
 	backends  []cut.Backend   // every device's choice, for the summary
@@ -56,18 +57,19 @@ func (e *Engine) syncBackends() {
 	veth := e.cfg.Backend == cut.BackendXDP // auto leaves veths to netdev ingress: see xdp.Options.Veth
 	// A kernel that refused once (no bpf(2), the verifier) is asked again
 	// only for another size, not on every reconcile.
-	if (x.size != size || x.veth != veth || x.b == nil && x.openErr == "") && len(e.devices) > 0 {
+	forward := e.cfg.XDPForward
+	if (x.size != size || x.veth != veth || x.forward != forward || x.b == nil && x.openErr == "") && len(e.devices) > 0 {
 		// A new cut_set_size needs a new map, and so a new program: it
 		// replaces the old one on each device (no detach, so no port
 		// restart) and takes its cuts over, as after a restart.
-		b, err := xdp.Open(xdp.Options{MaxEntries: size, NetNS: max(e.netNS, 0), Veth: veth})
+		b, err := xdp.Open(xdp.Options{MaxEntries: size, NetNS: max(e.netNS, 0), Veth: veth, Forward: forward})
 		if err != nil {
-			x.openErr, x.size, x.veth = err.Error(), size, veth
+			x.openErr, x.size, x.veth, x.forward = err.Error(), size, veth, forward
 		} else {
 			if x.b != nil {
 				defer x.b.Leave()
 			}
-			x.b, x.size, x.veth, x.openErr = b, size, veth, ""
+			x.b, x.size, x.veth, x.forward, x.openErr = b, size, veth, forward, ""
 		}
 	}
 	if x.b == nil {
@@ -92,6 +94,43 @@ func (e *Engine) syncBackends() {
 	e.mapToSets(false)
 	e.backendWarnings()
 	e.scheduleExpire(e.cfg.Expiry)
+}
+
+// forwardSummary says where the XDP program forwards, or why it does not.
+// The caller holds e.mu.
+func (e *Engine) forwardSummary() *cut.ForwardSummary {
+	x := &e.xdp
+	if !e.cfg.XDPForward {
+		return nil
+	}
+	f := &cut.ForwardSummary{}
+	switch on, err := false, error(nil); {
+	case x.b == nil && x.openErr != "":
+		f.Reason = "the XDP program could not start: " + x.openErr
+	case x.b == nil:
+		f.Reason = "no flowtable device yet"
+	default:
+		if on, err = x.b.Forwarding(); !on {
+			f.Reason = "the kernel cannot: " + err.Error() + "; the XDP program cuts only"
+			break
+		}
+		for _, b := range x.backends {
+			if b.Backend == cut.BackendXDP {
+				f.Devices = append(f.Devices, b.Device)
+			}
+		}
+		f.Active = len(f.Devices) > 0
+		f.Reason = "bpf_xdp_flow_lookup in the XDP cut's program: established flows of the flowtable leave in the driver; first packets, TCP FIN/RST, fragments, IPv4 options, VLAN/PPPoE/tunnel paths and frames over the MTU take the kernel's flowtable"
+		if !f.Active {
+			f.Reason = "no device runs the XDP program (see backends)"
+		}
+		c, err := x.b.ForwardCounters()
+		if err != nil {
+			f.Reason += "; counters: " + err.Error()
+		}
+		f.Forwarded, f.Missed, f.Passed = c.Forwarded, c.Missed, c.Passed
+	}
+	return f
 }
 
 // mapToSets puts the XDP map's tuples in the cut sets, where their

@@ -36,6 +36,7 @@ func (e *Engine) Summary() cut.Summary {
 		Reason:     e.reason,
 		Devices:    append([]string{}, e.devices...),
 		Backends:   append([]cut.Backend(nil), e.xdp.backends...),
+		XDPForward: e.forwardSummary(),
 		Expiry:     e.cfg.Expiry.Seconds(),
 		SetSize:    e.cfg.SetSize,
 		Warnings:   append(append([]string{}, e.warnings...), e.recent...),
