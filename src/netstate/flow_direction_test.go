@@ -18,7 +18,7 @@ import (
 // listed and may import anything; a new product package must be placed here.
 var stage = map[string]int{
 	// shared values and libraries that import nothing of a stage
-	"netstate": 0, "nlframe": 0, "uci": 0, "version": 0, "supervise": 0, "logger": 0, "ubus": 0, "ubus/internal/vectors": 0,
+	"netstate": 0, "nlframe": 0, "btf": 0, "uci": 0, "version": 0, "supervise": 0, "logger": 0, "ubus": 0, "ubus/internal/vectors": 0,
 	"platform": 1, "nftevents": 1, "cut": 1, // cut: the cut's settings, records and rule text
 	// observe
 	"config": 2, "observe": 2, "conntrack": 2, "conntrack/internal/ctnl": 2, "ppe": 2, "cut/blocklist": 2, // cut/blocklist: what the block lists hold
