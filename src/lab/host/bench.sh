@@ -52,6 +52,10 @@ lab_bench_vm2() {
 	lab_run --kernel 6.12 --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 300 + 600))}" --results "$work/vm2" \
 		--peer "$LAB_DIR/scenarios/vm2-traffic.sh" "$LAB_DIR/scenarios/vm2-cut.sh" || rc=$?
 	[ "$rc" = 0 ] || { echo "lab: the two-VM rows ended with status $rc" >&2; failed=1; }
+	rc=0
+	lab_run --kernel 6.12 --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 300 + 600))}" --results "$work/vm2-forward" \
+		--peer "$LAB_DIR/scenarios/vm2-traffic.sh" "$LAB_DIR/scenarios/vm2-forward.sh" || rc=$?
+	[ "$rc" = 0 ] || { echo "lab: the two-VM forward rows ended with status $rc" >&2; failed=1; }
 	ls "$work"/*/runs.jsonl >/dev/null 2>&1 || die "bench-vm2: no repetitions were recorded"
 	echo
 	(cd "$REPO" && GOTOOLCHAIN=local go run ./src/lab/cmd/benchreport -o dist/bench-vm2.json -clock "$LAB_CLOCK" "$work"/*/runs.jsonl)

@@ -5,8 +5,9 @@
 # any failure. Sourced by src/lab/lab.
 
 # Packages whose TestIntegration... tests need a real flowtable kernel
-# (paths under src/). Override with LAB_VMTEST_PKGS.
-LAB_VMTEST_PKGS_DEFAULT="nft cmd/fastpath"
+# (paths under src/; PATH:REGEX runs only the tests REGEX matches, as
+# go test -run does). Override with LAB_VMTEST_PKGS.
+LAB_VMTEST_PKGS_DEFAULT="nft cmd/fastpath cut/xdp:^TestIntegrationForward"
 
 lab_test() {
 	local work pkgs pkg name passed failed rc series
@@ -18,6 +19,7 @@ lab_test() {
 
 	mkdir -p "$REPO/dist/vmtests"
 	for pkg in $pkgs; do
+		pkg=${pkg%%:*}
 		name=${pkg//\//-}
 		rm -f "$REPO/dist/vmtests/$name.test"
 		echo "lab: building src/$pkg integration tests" >&2

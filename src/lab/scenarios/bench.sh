@@ -22,7 +22,6 @@ bench_scenario() {
 	[ "$r" -lt "$reps" ] && r=$reps
 	case $2 in any | "$LAB_KERNEL_SERIES") BENCH_NAMES+=("$1"); BENCH_FUNCS+=("$3"); BENCH_REPS+=("$r") ;; esac
 }
-bench_error() { printf '{"name":"%s","kernel":"%s","error":"%s"}\n' "$1" "$LAB_KERNEL" "$(echo "$2" | tr -d '"\\' | tr '\n' ' ')" | tee -a "$RESULTS/runs.jsonl"; }
 
 for f in "$here"/bench.d/*.sh; do
 	# shellcheck disable=SC1090

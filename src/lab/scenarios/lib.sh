@@ -34,6 +34,9 @@ bench_record() {
 	echo "$json}" | tee -a "$RESULTS/runs.jsonl"
 }
 
+# bench_error NAME REASON records a repetition that could not be measured.
+bench_error() { printf '{"name":"%s","kernel":"%s","error":"%s"}\n' "$1" "$LAB_KERNEL" "$(echo "$2" | tr -d '"\\' | tr '\n' ' ')" | tee -a "$RESULTS/runs.jsonl"; }
+
 # --- kernel and topology ---------------------------------------------------
 
 # lab_modules loads what the scenarios use, once per boot (each modprobe is

@@ -636,19 +636,22 @@ t_routers_day() {
 
 # The packages' integration tests, built on the host as
 # dist/vmtests/<path with - for />.test from src/<path>; LAB_VMTESTS lists
-# the paths (e.g. "nft cut/engine"). Each runs in its package directory, as
+# the paths (e.g. "nft cut/engine"), each with :REGEX to run only the tests
+# it matches. Each runs in its package directory, as
 # go test would, with FASTPATH_EXPECT_FLOWTABLE=1. Every top-level test
 # counts as one check; a skip is listed with its reason.
 t_package_tests() {
-	local pkg bin name out rc
+	local pkg bin name out rc run
 	for pkg in ${LAB_VMTESTS:-}; do
+		run=.
+		case $pkg in *:*) run=${pkg#*:} pkg=${pkg%%:*} ;; esac
 		name=${pkg//\//-}
 		bin=$LAB_REPO/dist/vmtests/$name.test
 		out=/tmp/pkg-$name.txt
 		if [ ! -x "$bin" ]; then fail "pkg/$pkg" "no test binary $bin (the host could not build it)"; continue; fi
 		log "package tests: src/$pkg"
 		rc=0
-		(cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 FASTPATH_BIN="$FASTPATH" timeout 300 "$bin" -test.v -test.count=1) > "$out" 2>&1 || rc=$?
+		(cd "$LAB_REPO/src/$pkg" && FASTPATH_EXPECT_FLOWTABLE=1 FASTPATH_BIN="$FASTPATH" timeout 300 "$bin" -test.v -test.count=1 -test.run "$run") > "$out" 2>&1 || rc=$?
 		grep -E '^--- (PASS|FAIL|SKIP): ' "$out" | while read -r _ verdict test _; do
 			case $verdict in
 			PASS:) pass "pkg/$pkg/$test" ;;

@@ -16,6 +16,11 @@
 #     the whole flood and over its seconds 12-22 (this VM's clock), and
 #     the sender's own summary.
 #   req.N "ping": one ping client -> server through the router; done.N says.
+#   req.N "stream SECONDS": a download through the router: the client
+#     connects to an iperf3 server on the server (masqueraded on the
+#     router's wan0) and takes a TCP stream from it for SECONDS s
+#     (iperf3 -R). started.N as the stream starts, done.N with mbps (the
+#     client's received rate) and retransmits.
 # It ends when "stop" appears, or when no request came for
 # LAB_TRAFFIC_IDLE seconds (600).
 set -u
@@ -105,6 +110,19 @@ flood() { # N SECONDS PPS
 	say "flood $n done: $(tr '\n' ' ' < "$ctl/done.$n")"
 }
 
+stream() { # N SECONDS
+	local n=$1 s=$2 i
+	ip netns exec server iperf3 -s -1 -D -B 10.0.2.2 >/dev/null 2>&1
+	for i in $(seq 1 50); do
+		ip netns exec server ss -ltn 2>/dev/null | grep -q '10.0.2.2:5201' && break
+		sleep 0.1
+	done
+	put "started.$n" "$(date +%s.%N)"
+	ip netns exec client iperf3 -c 10.0.2.2 -R -t "$s" -J > /tmp/stream.json 2>&1
+	put "done.$n" "$(jq -r '"mbps=\(.end.sum_received.bits_per_second / 1e6 | floor)\nretransmits=\(.end.sum_sent.retransmits // 0)"' /tmp/stream.json 2>/dev/null || echo "error iperf3: $(head -c 300 /tmp/stream.json)")"
+	say "stream $n done: $(tr '\n' ' ' < "$ctl/done.$n")"
+}
+
 n=1 idle=0 limit=${LAB_TRAFFIC_IDLE:-600}
 while [ "$idle" -lt $((limit * 10)) ]; do
 	[ -e "$ctl/stop" ] && { say "stop"; exit 0; }
@@ -112,6 +130,7 @@ while [ "$idle" -lt $((limit * 10)) ]; do
 		read -r what a1 a2 < "$ctl/req.$n"
 		case $what in
 		flood) flood "$n" "$a1" "$a2" ;;
+		stream) stream "$n" "$a1" ;;
 		ping)
 			if ip netns exec client ping -c1 -W2 10.0.2.2 >/dev/null 2>&1; then put "done.$n" "ping=ok"; else put "done.$n" "ping=fail"; fi ;;
 		*) put "done.$n" "error unknown request '$what'" ;;
