@@ -54,17 +54,18 @@ type Bitfield struct {
 
 // Stack of the forward stage, below the cut's key (fp-40 .. fp-1).
 const (
-	fibAt     = -104 // struct bpf_fib_lookup, 64 bytes
-	fibSize   = 64
-	optsAt    = -112 // struct bpf_flowtable_opts, and 4 spare bytes
-	lenAt     = -108 // the frame's L3 length, in the CPU's order (u32)
-	maxTuple  = 160  // the two tuple copies, the new header and the egress fit in 512 bytes
-	egDst     = 4    // the egress on the stack: ifindex, destination MAC, source MAC
-	egSrc     = 10
-	afINET    = 2
-	afINET6   = 10
-	xdpAbort  = 0
-	tcpFinRst = 0x05
+	fibAt       = -104 // struct bpf_fib_lookup, 64 bytes
+	fibSize     = 64
+	optsAt      = -112 // struct bpf_flowtable_opts, and 4 spare bytes
+	lenAt       = -108 // the frame's L3 length, in the CPU's order (u32)
+	maxTuple    = 160  // the two tuple copies, the new header and the egress fit in 512 bytes
+	egDst       = 4    // the egress on the stack: ifindex, destination MAC, source MAC
+	egSrc       = 10
+	afINET      = 2
+	afINET6     = 10
+	xdpAbort    = 0
+	xdpRedirect = 4
+	tcpFinRst   = 0x05
 )
 
 // Per-CPU counters the forward stage keeps (the stats map's keys).
@@ -317,7 +318,17 @@ func (a *asm) forwardFamily(l *Layout, maps forwardMaps, v6 bool, n16 func(uint1
 		a.store(sizeH, r10, egAt+egSrc+i, r1)
 	}
 
+	// Only a device in the redirect map takes the frame; for any other the
+	// frame must reach the kernel as it came in. bpf_redirect_map only
+	// records the target (the driver sends once the program returns
+	// XDP_REDIRECT), so it is asked before the frame changes.
 	a.at(lbl("csum"))
+	a.loadMap(r1, maps.redirect)
+	a.load(sizeW, r2, r10, egAt)
+	a.movImm(r3, xdpPass) // a device not in the map: the kernel sends the frame
+	a.call(helperRedirectMap)
+	a.jumpImm(jmpJNE, r0, xdpRedirect, "fgive")
+
 	// The checksums' change: addresses and ports (TCP and UDP cover both
 	// through the pseudo-header), addresses alone for IPv4's header. The
 	// ports follow the addresses in the frame (no IPv4 options).
@@ -368,12 +379,9 @@ func (a *asm) forwardFamily(l *Layout, maps forwardMaps, v6 bool, n16 func(uint1
 		a.load(sizeH, r1, r10, egAt+egDst+i)
 		a.store(sizeH, r7, i, r1)
 	}
-	a.count(maps.stats, statForwarded, lbl("redirect"))
-	a.at(lbl("redirect"))
-	a.loadMap(r1, maps.redirect)
-	a.load(sizeW, r2, r10, egAt)
-	a.movImm(r3, xdpPass) // a device not in the map: the kernel sends it
-	a.call(helperRedirectMap)
+	a.count(maps.stats, statForwarded, lbl("sent"))
+	a.at(lbl("sent"))
+	a.movImm(r0, xdpRedirect)
 	a.exit()
 }
 

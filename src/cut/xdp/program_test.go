@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -14,15 +15,18 @@ import (
 // it decodes the instruction bytes in that order and loads multi-byte
 // values from memory in that order. It knows only the instructions the
 // program uses and fails on any access outside the frame, the stack or the
-// map value, so it also checks that the bounds checks come before the
-// loads.
+// map values, so it also checks that the bounds checks come before the
+// loads. With a kernel it also runs the forward stage's helpers and kfunc;
+// the flows' kernel memory is readable only through bpf_probe_read_kernel.
 type vm struct {
-	order  binary.ByteOrder
-	frame  []byte
-	stack  [512]byte
-	value  [ValueSize]byte
-	cut    map[Key]bool // keys in the map
-	lookup [][]byte     // keys the program looked up
+	order   binary.ByteOrder
+	frame   []byte
+	stack   [512]byte
+	value   [ValueSize]byte
+	cut     map[Key]bool // keys in the map
+	lookup  [][]byte     // keys the program looked up
+	ingress uint32       // xdp_md.ingress_ifindex
+	kernel  *kernel      // what the forward stage calls (forward_test.go); nil: only what the cut calls
 }
 
 const (
@@ -30,7 +34,8 @@ const (
 	baseFrame = 0x2000_0000
 	baseStack = 0x3000_0000
 	baseValue = 0x4000_0000
-	mapHandle = 0x5000_0000
+	mapHandle = 0x5000_0000 // plus the map's fd
+	cutMapFD  = 3
 )
 
 func (m *vm) mem(addr uint64, size int) ([]byte, error) {
@@ -49,7 +54,12 @@ func (m *vm) mem(addr uint64, size int) ([]byte, error) {
 	if b, ok := in(baseValue, m.value[:]); ok {
 		return b, nil
 	}
-	return nil, fmt.Errorf("access of %d bytes at %#x outside frame, stack and value", size, addr)
+	if m.kernel != nil {
+		if b, ok := in(baseStats, m.kernel.stats[:]); ok {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("access of %d bytes at %#x outside frame, stack and map values", size, addr)
 }
 
 func (m *vm) load(addr uint64, size int) (uint64, error) {
@@ -58,6 +68,9 @@ func (m *vm) load(addr uint64, size int) (uint64, error) {
 	}
 	if addr == baseCtx+4 && size == 4 {
 		return baseFrame + uint64(len(m.frame)), nil
+	}
+	if addr == baseCtx+12 && size == 4 {
+		return uint64(m.ingress), nil
 	}
 	b, err := m.mem(addr, size)
 	if err != nil {
@@ -120,26 +133,24 @@ func (m *vm) run(code []byte) (uint64, error) {
 		var err error
 		switch class := op & 0x07; {
 		case op == classLD|modeIMM|sizeDW:
-			if src != pseudoMapFD {
-				return 0, fmt.Errorf("pc %d: 64-bit immediate without a map", pc)
+			if src != pseudoMapFD || pc*8+16 > len(code) || !bytes.Equal(code[pc*8+8:pc*8+16], make([]byte, 8)) {
+				return 0, fmt.Errorf("pc %d: 64-bit immediate that is not a map's fd", pc)
 			}
-			reg[dst] = mapHandle
+			reg[dst] = mapHandle + uint64(uint32(imm))
 			pc++
+		case class == classALU && op&0xf0 == aluEND:
+			reg[dst], err = m.byteSwap(reg[dst], op&srcX != 0, imm)
 		case class == classALU64:
-			switch op & 0xf0 {
-			case aluMOV:
-				reg[dst] = operand
-			case aluADD:
-				reg[dst] += operand
-			case aluAND:
-				reg[dst] &= operand
-			case aluLSH:
-				reg[dst] <<= operand
-			case aluRSH:
-				reg[dst] >>= operand
-			default:
+			var ok bool
+			if reg[dst], ok = alu(op&0xf0, reg[dst], operand, 64); !ok {
 				return 0, fmt.Errorf("pc %d: ALU op %#x", pc, op)
 			}
+		case class == classALU:
+			var ok bool
+			if reg[dst], ok = alu(op&0xf0, uint64(uint32(reg[dst])), uint64(uint32(operand)), 32); !ok {
+				return 0, fmt.Errorf("pc %d: ALU32 op %#x", pc, op)
+			}
+			reg[dst] = uint64(uint32(reg[dst]))
 		case class == classLDX && op&0xe0 == modeMEM:
 			reg[dst], err = m.load(reg[src]+uint64(off), sizeOf(op))
 		case class == classST && op&0xe0 == modeMEM:
@@ -164,8 +175,15 @@ func (m *vm) run(code []byte) (uint64, error) {
 				taken = reg[dst] > operand
 			case jmpJLT:
 				taken = reg[dst] < operand
+			case jmpJSET:
+				taken = reg[dst]&operand != 0
 			case jmpCALL:
-				reg[r0], err = m.call(imm, reg[r1], reg[r2])
+				if op&srcX != 0 {
+					return 0, fmt.Errorf("pc %d: call by register", pc)
+				}
+				var args [5]uint64
+				copy(args[:], reg[r1:r6])
+				reg[r0], err = m.call(src, imm, off, args)
 				for r := r1; r <= r5; r++ {
 					reg[r] = 0xdead
 				}
@@ -186,13 +204,73 @@ func (m *vm) run(code []byte) (uint64, error) {
 	}
 }
 
-func (m *vm) call(helper int64, a1, a2 uint64) (uint64, error) {
-	switch helper {
-	case helperMapLookupElem:
-		if a1 != mapHandle {
-			return 0, fmt.Errorf("lookup in %#x, not the map", a1)
+// alu computes one ALU operation of the given width (32: the operands are
+// already 32 bits, the caller truncates); shift counts are masked as the
+// kernel's interpreter does.
+func alu(op uint8, d, s uint64, width uint64) (uint64, bool) {
+	switch op {
+	case aluMOV:
+		return s, true
+	case aluADD:
+		return d + s, true
+	case aluSUB:
+		return d - s, true
+	case aluOR:
+		return d | s, true
+	case aluAND:
+		return d & s, true
+	case aluXOR:
+		return d ^ s, true
+	case aluLSH:
+		return d << (s & (width - 1)), true
+	case aluRSH:
+		return d >> (s & (width - 1)), true
+	}
+	return 0, false
+}
+
+// byteSwap is BPF_END: to big-endian (toBE) or to little-endian, the low
+// width bits, swapped where the CPU's order differs, the rest cleared.
+func (m *vm) byteSwap(v uint64, toBE bool, width int64) (uint64, error) {
+	swap := toBE != isBigEndian(m.order)
+	switch width {
+	case 16:
+		if swap {
+			return uint64(bits.ReverseBytes16(uint16(v))), nil
 		}
-		k, err := m.mem(a2, KeySize)
+		return uint64(uint16(v)), nil
+	case 32:
+		if swap {
+			return uint64(bits.ReverseBytes32(uint32(v))), nil
+		}
+		return uint64(uint32(v)), nil
+	case 64:
+		if swap {
+			return bits.ReverseBytes64(v), nil
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("byte swap of %d bits", width)
+}
+
+// call runs a helper (src 0) or, with the forward stage's kernel, a kfunc
+// (src pseudoKfuncCall); a holds r1 to r5.
+func (m *vm) call(src uint8, imm, off int64, a [5]uint64) (uint64, error) {
+	if src == pseudoKfuncCall && m.kernel != nil {
+		return m.kernel.kfunc(m, int32(imm), int16(off), a)
+	}
+	if src != 0 {
+		return 0, fmt.Errorf("call with src_reg %d (imm %d)", src, imm)
+	}
+	switch helper := imm; helper {
+	case helperMapLookupElem:
+		if m.kernel != nil && a[0] == mapHandle+uint64(uint32(m.kernel.statsFD)) {
+			return m.kernel.statsLookup(m, a[1])
+		}
+		if a[0] != mapHandle+cutMapFD {
+			return 0, fmt.Errorf("lookup in %#x, not a map the program has", a[0])
+		}
+		k, err := m.mem(a[1], KeySize)
 		if err != nil {
 			return 0, err
 		}
@@ -206,7 +284,10 @@ func (m *vm) call(helper int64, a1, a2 uint64) (uint64, error) {
 	case helperKtimeGetNS:
 		return 123456789, nil
 	}
-	return 0, fmt.Errorf("helper %d", helper)
+	if m.kernel != nil {
+		return m.kernel.helper(m, imm, a)
+	}
+	return 0, fmt.Errorf("helper %d", imm)
 }
 
 var orders = []struct {
@@ -249,7 +330,7 @@ func TestProgramKeyEqualsEncodeKey(t *testing.T) {
 		"vlan pppoe ipv6": {tuple: tcp6, vlan: 7, pppoe: true},
 	}
 	for _, o := range orders {
-		code, err := program(3, nil, o.order)
+		code, err := program(cutMapFD, nil, o.order)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +401,7 @@ func TestProgramPassesWhatItCannotKey(t *testing.T) {
 	}
 	all := map[Key]bool{mustKey(t, udp4): true, mustKey(t, tcp4): true, mustKey(t, udp6): true, mustKey(t, tcp6): true}
 	for _, o := range orders {
-		code, err := program(3, nil, o.order)
+		code, err := program(cutMapFD, nil, o.order)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +491,7 @@ func (s frameSpec) portsEnd() int {
 // so no frame can undo a Release.
 func TestProgramNeverAddsKeys(t *testing.T) {
 	for _, o := range orders {
-		code, err := program(3, nil, o.order)
+		code, err := program(cutMapFD, nil, o.order)
 		if err != nil {
 			t.Fatal(err)
 		}
