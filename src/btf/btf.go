@@ -67,7 +67,7 @@ func Parse(data []byte, base *Spec) (*Spec, error) {
 	hdr := order.Uint32(data[4:])
 	typeOff, tLen := order.Uint32(data[8:]), order.Uint32(data[12:])
 	strOff, sLen := order.Uint32(data[16:]), order.Uint32(data[20:])
-	body := data[min(int(hdr), len(data)):]
+	body := data[min(uint64(hdr), uint64(len(data))):] // not int: negative on 32-bit
 	if hdr < headerLen || uint64(typeOff)+uint64(tLen) > uint64(len(body)) || uint64(strOff)+uint64(sLen) > uint64(len(body)) {
 		return nil, errors.New("btf: sections outside the blob")
 	}
@@ -84,6 +84,9 @@ func Parse(data []byte, base *Spec) (*Spec, error) {
 		n, err := s.extra(off)
 		if err != nil {
 			return nil, err
+		}
+		if off+typeLen+n > len(s.types) {
+			return nil, fmt.Errorf("btf: type %d cut short", s.firstID+uint32(len(s.offs))-1)
 		}
 		off += typeLen + n
 	}
@@ -226,7 +229,7 @@ func (s *Spec) MemberOffset(name, path string) (Member, error) {
 	}
 	var at Member
 	for _, part := range strings.Split(path, ".") {
-		m, mt, ok := t.member(part, 0)
+		m, mt, ok := t.member(part, 0, map[typeAt]bool{})
 		if !ok {
 			return Member{}, fmt.Errorf("btf: struct %s has no member %s", name, path)
 		}
@@ -238,12 +241,21 @@ func (s *Spec) MemberOffset(name, path string) (Member, error) {
 	return at, nil
 }
 
-// member finds name among t's members, looking into anonymous ones.
-func (t typ) member(name string, depth int) (Member, typ, bool) {
+// typeAt identifies a type: its blob and its offset there.
+type typeAt struct {
+	s   *Spec
+	off int
+}
+
+// member finds name among t's members, looking into anonymous ones;
+// seen holds the types already looked into, each searched once however
+// often corrupt BTF nests it.
+func (t typ) member(name string, depth int, seen map[typeAt]bool) (Member, typ, bool) {
 	t, err := t.resolve()
-	if err != nil || (t.kind != kindStruct && t.kind != kindUnion) || depth > maxDepth {
+	if err != nil || (t.kind != kindStruct && t.kind != kindUnion) || depth > maxDepth || name == "" || seen[typeAt{t.s, t.off}] {
 		return Member{}, typ{}, false
 	}
+	seen[typeAt{t.s, t.off}] = true
 	s := t.s
 	for i := 0; i < t.vlen; i++ {
 		p := t.off + typeLen + 12*i
@@ -262,7 +274,7 @@ func (t typ) member(name string, depth int) (Member, typ, bool) {
 			return m, mt, true
 		}
 		if mname == "" {
-			if in, it, ok := mt.member(name, depth+1); ok {
+			if in, it, ok := mt.member(name, depth+1, seen); ok {
 				in.Offset += m.Offset
 				return in, it, true
 			}
