@@ -1,3 +1,5 @@
+//go:build !mips && !mipsle
+
 package xdp
 
 import (
@@ -298,6 +300,23 @@ func (k *kernel) redirectMap(a [5]uint64) (uint64, error) {
 		return xdpRedirect, nil
 	}
 	return a[2] & 3, nil
+}
+
+// mapLookup answers bpf_map_lookup_elem in the stats array.
+func (k *kernel) mapLookup(m *vm, mapArg, keyAt uint64) (uint64, bool, error) {
+	if mapArg != mapHandle+uint64(uint32(k.statsFD)) {
+		return 0, false, nil
+	}
+	r, err := k.statsLookup(m, keyAt)
+	return r, true, err
+}
+
+// memory is the stats array's values.
+func (k *kernel) memory(addr uint64, size int) ([]byte, bool) {
+	if addr >= baseStats && addr+uint64(size) <= baseStats+uint64(len(k.stats)) {
+		return k.stats[addr-baseStats : addr-baseStats+uint64(size)], true
+	}
+	return nil, false
 }
 
 // statsLookup is the stats array's bpf_map_lookup_elem.

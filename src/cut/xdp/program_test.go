@@ -26,7 +26,7 @@ type vm struct {
 	cut     map[Key]bool // keys in the map
 	lookup  [][]byte     // keys the program looked up
 	ingress uint32       // xdp_md.ingress_ifindex
-	kernel  *kernel      // what the forward stage calls (forward_test.go); nil: only what the cut calls
+	kernel  fakeKernel   // what the forward stage calls (forward_test.go); nil: only what the cut calls
 }
 
 const (
@@ -55,7 +55,7 @@ func (m *vm) mem(addr uint64, size int) ([]byte, error) {
 		return b, nil
 	}
 	if m.kernel != nil {
-		if b, ok := in(baseStats, m.kernel.stats[:]); ok {
+		if b, ok := m.kernel.memory(addr, size); ok {
 			return b, nil
 		}
 	}
@@ -253,6 +253,15 @@ func (m *vm) byteSwap(v uint64, toBE bool, width int64) (uint64, error) {
 	return 0, fmt.Errorf("byte swap of %d bits", width)
 }
 
+// fakeKernel is the kernel side of the forward stage (forward_test.go's
+// kernel, on the CPUs that build the stage).
+type fakeKernel interface {
+	memory(addr uint64, size int) ([]byte, bool)                     // its map values the program may touch
+	mapLookup(m *vm, mapArg, keyArg uint64) (uint64, bool, error)    // a lookup in one of its maps (ok), else not its map
+	kfunc(m *vm, id int32, fdIndex int16, a [5]uint64) (uint64, error)
+	helper(m *vm, helper int64, a [5]uint64) (uint64, error)
+}
+
 // call runs a helper (src 0) or, with the forward stage's kernel, a kfunc
 // (src pseudoKfuncCall); a holds r1 to r5.
 func (m *vm) call(src uint8, imm, off int64, a [5]uint64) (uint64, error) {
@@ -264,8 +273,10 @@ func (m *vm) call(src uint8, imm, off int64, a [5]uint64) (uint64, error) {
 	}
 	switch helper := imm; helper {
 	case helperMapLookupElem:
-		if m.kernel != nil && a[0] == mapHandle+uint64(uint32(m.kernel.statsFD)) {
-			return m.kernel.statsLookup(m, a[1])
+		if m.kernel != nil {
+			if r, ok, err := m.kernel.mapLookup(m, a[0], a[1]); ok {
+				return r, err
+			}
 		}
 		if a[0] != mapHandle+cutMapFD {
 			return 0, fmt.Errorf("lookup in %#x, not a map the program has", a[0])
