@@ -35,6 +35,7 @@ var CUT = {
 var SUMMARY = {
 	enabled: B, in_fastpath: B, reason: S, devices: [ S ], expiry_s: N, set_size: N,
 	backends: [ { device: S, backend: S, reason: S } ],
+	xdp_forward: { active: B, reason: S, devices: [ S ], forwarded: N, missed: N, passed: N },
 	active: N, frames_dropped: N, cuts: [ CUT ], truncated: B, warnings: [ S ], cuts_total: N, warnings_total: N,
 	blocklists: [ { name: S, kind: S, source: S, entries: N, errors: [ S ], errors_total: N } ]
 };

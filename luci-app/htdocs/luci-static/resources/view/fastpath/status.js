@@ -206,6 +206,16 @@ return view.extend({
 		]);
 	},
 
+	/* xdp_forward: only when the option is on (the daemon then gives a reason). */
+	renderXDPForward: function(x) {
+		if (!x.reason)
+			return '';
+		if (!x.active)
+			return E('p', {}, [ _('Forwarding in the driver (XDP) is not running: %s').format(x.reason) ]);
+		return E('p', {}, [ _('Forwarding in the driver (XDP) on %s: %d frames sent out in the driver, %d left to the kernel\'s flowtable, %d of no flow.')
+			.format(fmt.list(x.devices).join(', '), x.forwarded, x.passed, x.missed) ]);
+	},
+
 	renderCuts: function(st) {
 		var s = st.cut || {};
 
@@ -216,6 +226,7 @@ return view.extend({
 			fmt.list(s.backends).length ? grid([ _('Device'), _('Cut frames dropped by'), _('Why') ], fmt.list(s.backends).map(function(b) {
 				return [ b.device, fmt.backendLabel(b.backend), b.reason ];
 			}), '') : '',
+			this.renderXDPForward(s.xdp_forward || {}),
 			E('h4', {}, [ _('Watched block lists') ]),
 			grid([ _('Block list'), _('Problems') ], fmt.list(s.blocklists).map(function(b) {
 				return [ fmt.blocklistLine(b), fmt.list(b.errors).length ? fmt.list(b.errors).join('; ') + ' ' + fmt.more(b.errors_total, b.errors.length) : _('none') ];
