@@ -71,6 +71,7 @@ config fastpath 'main'
 	option cut_in_fastpath '$1'
 	option cut_expiry '$2'
 	option cut_backend '${CUT_BACKEND:-netdev}'
+	option xdp_forward '${CUT_XDP_FORWARD:-0}'
 UCI
 	[ -n "${CUT_EXTRA_DEVICE:-}" ] && printf "\tlist device '%s'\n" "$CUT_EXTRA_DEVICE" >> /etc/config/fastpath
 	[ "${3:-1}" = 0 ] && return 0
@@ -439,6 +440,29 @@ t_cut_blocklist_1000() {
 	# within 3 s).
 	log "cut/blocklist-1000-flows latency: last of $CUT_LAT_N flows cut $CUT_LAT_MAX ms after the addition (goal <= $CUT_LATENCY_MS ms on an unloaded host)"
 	cut_router_stop
+}
+
+# xdp_forward with the cut: the flood's flow is offloaded and sent out by
+# the XDP program before the cut, and after it the cut stage, which runs
+# first, drops it both ways: not a frame reaches the far side or the stack.
+t_cut_xdp_forward() {
+	local name=cut/xdp-forward line f0 f1
+	CUT_BACKEND=xdp CUT_XDP_FORWARD=1 cut_router_or_fail "$name" 1 5 || return
+	xdp_forward_ends || { fail "$name" "the ends' veths could not be set up"; cut_router_stop; return; }
+	line=$("$FASTPATH" status --json | jq -c '.cut.xdp_forward')
+	check "$name/active" "status xdp_forward: $line (want active on lan0 and wan0)" xdp_forward_on_lan_wan "$line"
+	f0=$(xdp_forwarded)
+	cut_flood_run 4
+	f1=$(xdp_forwarded)
+	check "$name/forwarded-before-cut" "frames the XDP program sent out during the flood's run: $((f1 - f0)) (want >= 1000: the flood's 10 s before the cut)" cut_ge $((f1 - f0)) 1000
+	check "$name/far-side-dropped" "$CUT_FAR of $CUT_SENT flood frames reached the client in seconds 12-22 (want 0 of >= 1000)" \
+		eval "cut_ge $CUT_SENT 1000 && [ $CUT_FAR = 0 ]"
+	check "$name/frames-to-stack" "$CUT_STACK of $CUT_SENT flood frames reached the router's stack in seconds 12-22 (want at most 1/100000)" \
+		eval "ratio_le $CUT_STACK 100000 $CUT_SENT"
+	check "$name/both-directions" "client -> server in seconds 12-22: $CUT_BACK reached the server (want 0; before the cut $CUT_BACK_BEFORE, want >= 50)" \
+		eval "[ $CUT_BACK = 0 ] && [ $CUT_BACK_BEFORE -ge 50 ]"
+	cut_router_stop
+	unset CUT_BACKEND CUT_XDP_FORWARD
 }
 
 # The XDP cut (cut_backend xdp: auto leaves veths to the netdev table) on

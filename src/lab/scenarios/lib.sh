@@ -529,6 +529,25 @@ measure_daemon() {
 	DAEMON_CPU=$(echo "$d0 $d1 ${c0#* } ${c1#* }" | awk '{ t=$4-$3; printf "%.1f\n", (t>0 ? 100*($2-$1)/t : 0) }')
 }
 
+# xdp_forward_ends: the client's and server's veths as XDP forwarding needs
+# them: whole checksums (a local socket's partial checksum, which a veth
+# hands on, cannot be finished by an XDP program; a NIC's frames carry
+# whole ones) and GRO on, which gives a veth the NAPI context that takes
+# frames redirected to it.
+xdp_forward_ends() {
+	local ns
+	for ns in client server; do
+		ip netns exec "$ns" ethtool -K eth0 tx off gro on >/dev/null 2>&1 || { echo "ethtool -K eth0 tx off gro on failed in $ns"; return 1; }
+	done
+}
+
+# xdp_forward_on_lan_wan JSON: the status's xdp_forward says it runs on
+# lan0 and wan0.
+xdp_forward_on_lan_wan() { printf '%s' "$1" | jq -e '.active and .devices == ["lan0","wan0"]' >/dev/null; }
+
+# xdp_forwarded prints the frames the daemon's XDP program sent out.
+xdp_forwarded() { "$FASTPATH" status --json 2>/dev/null | jq '.cut.xdp_forward.forwarded // 0' 2>/dev/null || echo 0; }
+
 # --- the product -----------------------------------------------------------
 
 fastpath_present() {

@@ -186,6 +186,47 @@ stream_both() {
 	done
 }
 
+# xdp_forward through the daemon: a TCP stream each way leaves the router in
+# the XDP program (the status counts its frames), with no more slow-path
+# packets than the flowtable alone; across a daemon restart (the new
+# program replaces the old, no detach) and a fw4-style reload of fastpath's
+# plan (SIGHUP) it keeps forwarding; turned off, the program stays for the
+# cut and forwards nothing, and streams still flow.
+t_xdp_forward() {
+	local name=fastpath/xdp-forward line f0 f1
+	topo_forward; wire_frames; uci_firewall 1 0; slow_setup
+	xdp_forward_ends || { fail "$name" "the ends' veths could not be set up"; return; }
+	cat > /etc/config/fastpath <<'UCI'
+config fastpath 'main'
+	option enabled '1'
+	option cut_backend 'xdp'
+	option xdp_forward '1'
+UCI
+	cut_broker_start || { fail "$name" "no ubus broker"; return; }
+	started_or_fail "$name" || { cut_broker_stop; return; }
+	line=$("$FASTPATH" status | grep '^xdp forward' || true)
+	check "$name/status-text" "fastpath status: '$line' (want: xdp forward on lan0, wan0)" eval "echo '$line' | grep -q '^xdp forward on lan0, wan0: '"
+	f0=$(xdp_forwarded)
+	stream_both "$name" 10.0.2.2 10.0.1.2
+	f1=$(xdp_forwarded)
+	check "$name/in-driver" "frames the XDP program sent out for the two 3-s streams: $((f1 - f0)) (want >= 10000)" cut_ge $((f1 - f0)) 10000
+	kill -9 "$FASTPATH_PID" 2>/dev/null; wait "$FASTPATH_PID" 2>/dev/null
+	started_or_fail "$name-restart" || { cut_broker_stop; return; }
+	f0=$(xdp_forwarded)
+	stream_both "$name-restart" 10.0.2.2 10.0.1.2
+	f1=$(xdp_forwarded)
+	check "$name/after-restart" "after kill -9 and a restart: $((f1 - f0)) frames sent out in the driver (want >= 10000)" cut_ge $((f1 - f0)) 10000
+	sed -i "s/option xdp_forward '1'/option xdp_forward '0'/" /etc/config/fastpath
+	"$FASTPATH" reload >/dev/null 2>&1
+	sleep 2
+	line=$("$FASTPATH" status --json | jq -c '.cut.xdp_forward')
+	f0=$(ip -d link show lan0 | grep -c 'prog/xdp' || true)
+	stream_both "$name-off" 10.0.2.2 10.0.1.2
+	check "$name/off" "xdp_forward 0 after a reload: status $line, XDP on lan0: $f0 (want none reported, the cut's program still there)" \
+		eval "[ '$line' = null ] && [ '$f0' = 1 ]"
+	fastpath_stop; cut_broker_stop
+}
+
 # A UniFi-style WAN: PPPoE in VLAN 500. fastpath lists the VLAN's parent
 # (wan0), never wan0.500 or pppoe-wan, and the flowtable takes both ways of
 # a stream through the VLAN and PPPoE stacks.
@@ -703,6 +744,8 @@ else
 	run t_cut_ipv6
 	run t_cut_xdp
 	run t_cut_xdp_ipv6
+	run t_xdp_forward
+	run t_cut_xdp_forward
 	run t_cut_blocklist_1000
 	topo_reset
 	t_package_tests
