@@ -38,6 +38,50 @@ const fwdFlowtable = `table inet fpt {
 }
 `
 
+// TestIntegrationForward runs the forward stage through a flowtable kernel
+// (the VM lab's: FASTPATH_EXPECT_FLOWTABLE=1). On a kernel without
+// flowtables it checks what such a router gets: the backend opens, says
+// why it does not forward, and cuts.
+func TestIntegrationForward(t *testing.T) {
+	needRoot(t)
+	if ftErr := flowtableKernel(); ftErr != nil {
+		if os.Getenv("FASTPATH_EXPECT_FLOWTABLE") == "1" {
+			t.Fatalf("this kernel should have flowtables: %v", ftErr)
+		}
+		r := newRig(t)
+		b, err := Open(Options{Veth: true, Forward: true, MaxEntries: 64, NetNS: r.netns})
+		if err != nil {
+			t.Fatalf("Open with Forward on a kernel without flowtables: %v (want the cut-only program)", err)
+		}
+		defer b.Close()
+		on, why := b.Forwarding()
+		t.Logf("no flowtables (%v): Forwarding() = %v, %v", ftErr, on, why)
+		if on || why == nil || !strings.Contains(why.Error(), "BTF") && !strings.Contains(why.Error(), kfuncName) {
+			t.Errorf("Forwarding() = %v, %v; want false and why, naming BTF or %s", on, why, kfuncName)
+		}
+		if d := b.Attach("lan0"); !d.XDP {
+			t.Errorf("Attach(lan0) = %+v: the cut-only program should run", d)
+		}
+		t.Run("flowtable", func(t *testing.T) {
+			t.Skip("this kernel has no flowtables; the VM lab runs the forward tests (FASTPATH_EXPECT_FLOWTABLE=1)")
+		})
+		return
+	}
+	t.Run("TCPWithNAT", forwardTCPWithNAT)
+	t.Run("UDP", forwardUDP)
+	t.Run("CutFirst", forwardCutFirst)
+}
+
+// flowtableKernel tries a flowtable in a namespace of its own.
+func flowtableKernel() error {
+	lab, err := labnet.New("xft", false)
+	if err != nil {
+		return err
+	}
+	defer lab.Close()
+	return lab.Nft(lab.Router, fwdFlowtable)
+}
+
 func newFwdRig(t *testing.T) *fwdRig {
 	t.Helper()
 	needRoot(t)
@@ -47,10 +91,7 @@ func newFwdRig(t *testing.T) *fwdRig {
 	}
 	t.Cleanup(lab.Close)
 	if err := lab.Nft(lab.Router, fwdFlowtable); err != nil {
-		if os.Getenv("FASTPATH_EXPECT_FLOWTABLE") == "1" {
-			t.Fatalf("this kernel should have flowtables: %v", err)
-		}
-		t.Skipf("this kernel has no flowtables (the VM lab runs this test; FASTPATH_EXPECT_FLOWTABLE=1 there): %v", err)
+		t.Fatalf("flowtable: %v", err)
 	}
 	r := &fwdRig{lab: lab}
 	r.netns, err = unix.Open("/run/netns/"+lab.Router, unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -185,7 +226,7 @@ func exchange(t *testing.T, lab *labnet.Lab, addr string, n int) string {
 // A TCP connection through the masquerading router is forwarded in the
 // driver both ways, NAT and checksums right: the ends get every byte (their
 // stacks check the checksums), and the server sees the router's address.
-func TestIntegrationForwardTCPWithNAT(t *testing.T) {
+func forwardTCPWithNAT(t *testing.T) {
 	r := newFwdRig(t)
 	for _, tc := range []struct{ name, addr, wantPeer string }{
 		{"ipv4", net.JoinHostPort(labnet.ServerV4, "5301"), labnet.RouterWANV4},
@@ -210,7 +251,7 @@ func TestIntegrationForwardTCPWithNAT(t *testing.T) {
 }
 
 // UDP, masqueraded: every datagram arrives with its bytes, both ways.
-func TestIntegrationForwardUDP(t *testing.T) {
+func forwardUDP(t *testing.T) {
 	r := newFwdRig(t)
 	echo, err := labnet.EchoUDP(r.lab.Server, 5303)
 	if err != nil {
@@ -253,7 +294,7 @@ func TestIntegrationForwardUDP(t *testing.T) {
 }
 
 // A cut holds where the program forwards: the cut stage runs first.
-func TestIntegrationForwardCutFirst(t *testing.T) {
+func forwardCutFirst(t *testing.T) {
 	r := newFwdRig(t)
 	echo, err := labnet.EchoUDP(r.lab.Server, 5304)
 	if err != nil {

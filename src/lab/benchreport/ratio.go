@@ -49,9 +49,12 @@ func DefaultRatios() []Ratio {
 		{Label: "cut netdev / off: router us/frame", Num: "cut/netdev", Den: "cut/off", Metric: "router_us_per_frame"},
 		{Label: "hub2 xdp / off: VM CPU", Num: "hub2/xdp", Den: "hub2/off", Metric: "router_cpu_pct"},
 		// XDP forwarding in the two-VM lab: the goal is 1.15x the
-		// flowtable's throughput; the router's cost per frame shows what it
-		// saves when the traffic VM, not the router, sets the pace.
-		{Label: "vm2 fastpath-xdp / fastpath: throughput", Num: "forward/vm2-fastpath-xdp", Den: "forward/vm2-fastpath", Metric: "throughput_mbps", Goal: 1.15},
+		// flowtable's throughput, where the router sets the pace (the UDP
+		// rows); a TCP stream is paced by the traffic VM, and there the
+		// router's cost per frame shows what XDP saves.
+		{Label: "vm2 udp fastpath-xdp / fastpath: frames delivered", Num: "forward/vm2-udp-fastpath-xdp", Den: "forward/vm2-udp-fastpath", Metric: "frames_delivered", Goal: 1.15},
+		{Label: "vm2 udp fastpath-xdp / fastpath: router us/frame", Num: "forward/vm2-udp-fastpath-xdp", Den: "forward/vm2-udp-fastpath", Metric: "router_us_per_frame"},
+		{Label: "vm2 fastpath-xdp / fastpath: throughput", Num: "forward/vm2-fastpath-xdp", Den: "forward/vm2-fastpath", Metric: "throughput_mbps"},
 		{Label: "vm2 fastpath-xdp / fastpath: router us/frame", Num: "forward/vm2-fastpath-xdp", Den: "forward/vm2-fastpath", Metric: "router_us_per_frame"},
 		{Label: "vm2 fastpath / slow path: throughput", Num: "forward/vm2-fastpath", Den: "forward/vm2-slowpath", Metric: "throughput_mbps"},
 		{Label: "vm2 fastpath / slow path: router us/frame", Num: "forward/vm2-fastpath", Den: "forward/vm2-slowpath", Metric: "router_us_per_frame"},
