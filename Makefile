@@ -95,8 +95,10 @@ bench-xdp-virtio: lab-tools
 
 # The cut rows where the router's CPU is its own: a second VM sends the
 # flood over qemu stream links into the router VM's virtio-net NICs
-# (cut/off, cut/netdev, cut/xdp), beside the hub2 rows of one VM, in one
-# run -> dist/bench-vm2.json. A benchmark: not in make test.
+# (cut/off, cut/netdev, cut/xdp), beside the hub2 rows of one VM, then the
+# forward rows there (slow path, flowtable, flowtable with XDP forwarding:
+# a TCP download and a UDP flood through the router), in one run ->
+# dist/bench-vm2.json. A benchmark: not in make test.
 bench-vm2: deps build lab-tools
 	src/lab/lab bench-vm2
 

@@ -32,7 +32,8 @@ lab_bench() {
 # `lab bench-vm2` (make bench-vm2): the cut rows in the two-VM lab (the
 # flood comes from a traffic VM, so the router VM's CPU is the router's
 # own: scenarios/vm2-cut.sh) beside the old rows of one VM with two NICs on
-# a qemu hub (scenarios/xdp-virtio.sh, whose sender shares the VM), in one
+# a qemu hub (scenarios/xdp-virtio.sh, whose sender shares the VM), then
+# the forward rows of the two-VM lab (scenarios/vm2-forward.sh), in one
 # run; writes dist/bench-vm2.json and prints the table. Instruction clock,
 # both VMs: each VM is one host thread (the host has two cores), and each
 # VM's CPU figures count its own instructions, not the other's or the load.
