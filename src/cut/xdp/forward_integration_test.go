@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,23 @@ func nsConn(t *testing.T, ns string) *netlink.Conn {
 	return c
 }
 
+// udpEcho is a UDP socket of the client's port cport, talking to an echo
+// on the server's port sport; both close at the test's end.
+func (r *fwdRig) udpEcho(t *testing.T, cport, sport int) *net.UDPConn {
+	t.Helper()
+	echo, err := labnet.EchoUDP(r.lab.Server, sport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { echo.Close() })
+	c, err := labnet.DialUDP(r.lab.Client, net.JoinHostPort(labnet.ClientV4, strconv.Itoa(cport)), net.JoinHostPort(labnet.ServerV4, strconv.Itoa(sport)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 func (r *fwdRig) counters(t *testing.T) (uint64, uint64) {
 	t.Helper()
 	c, err := r.b.ForwardCounters()
@@ -253,16 +271,7 @@ func forwardTCPWithNAT(t *testing.T) {
 // UDP, masqueraded: every datagram arrives with its bytes, both ways.
 func forwardUDP(t *testing.T) {
 	r := newFwdRig(t)
-	echo, err := labnet.EchoUDP(r.lab.Server, 5303)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
-	c, err := labnet.DialUDP(r.lab.Client, net.JoinHostPort(labnet.ClientV4, "40001"), net.JoinHostPort(labnet.ServerV4, "5303"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := r.udpEcho(t, 40001, 5303)
 	f0, _ := r.counters(t)
 	buf := make([]byte, 2048)
 	got, lost := 0, 0
@@ -296,16 +305,7 @@ func forwardUDP(t *testing.T) {
 // A cut holds where the program forwards: the cut stage runs first.
 func forwardCutFirst(t *testing.T) {
 	r := newFwdRig(t)
-	echo, err := labnet.EchoUDP(r.lab.Server, 5304)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
-	c, err := labnet.DialUDP(r.lab.Client, net.JoinHostPort(labnet.ClientV4, "40002"), net.JoinHostPort(labnet.ServerV4, "5304"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := r.udpEcho(t, 40002, 5304)
 	buf := make([]byte, 2048)
 	ask := func() bool {
 		if _, err := c.Write([]byte("ping")); err != nil {

@@ -99,31 +99,13 @@ func (a *asm) forwardFamily(l *Layout, maps forwardMaps, v6 bool, n16 func(uint1
 	a.load(sizeB, r1, r7, l4+13) // TCP flags: FIN and RST go to the flowtable, which tears down
 	a.jumpImm(jmpJSET, r1, tcpFinRst, "fpass")
 
-	// struct bpf_fib_lookup as the kfunc reads it: family, l4_protocol,
-	// sport, dport, ifindex, then the addresses at 16 and 32.
-	a.at(lbl("tuple"))
-	for off := int16(fibAt); off < fibAt+fibSize; off += 8 {
-		a.storeImm(sizeDW, r10, off, 0)
-	}
-	a.storeImm(sizeW, r10, optsAt, 0)
 	family := int32(afINET)
 	if v6 {
 		family = afINET6
 	}
-	a.storeImm(sizeB, r10, fibAt, family)
-	a.store(sizeB, r10, fibAt+1, r5)
-	a.load(sizeH, r1, r7, l4)
-	a.store(sizeH, r10, fibAt+2, r1)
-	a.load(sizeH, r1, r7, l4+2)
-	a.store(sizeH, r10, fibAt+4, r1)
-	a.load(sizeW, r1, r6, 12) // xdp_md.ingress_ifindex
-	a.store(sizeW, r10, fibAt+8, r1)
-	for i := int16(0); i < addrLen; i += 4 {
-		a.load(sizeW, r1, r7, addrs+i)
-		a.store(sizeW, r10, fibAt+16+i, r1)
-		a.load(sizeW, r1, r7, addrs+addrLen+i)
-		a.store(sizeW, r10, fibAt+32+i, r1)
-	}
+	a.at(lbl("tuple"))
+	a.fibTuple(family, proto, r7, l4, addrs, addrLen)
+	a.storeImm(sizeW, r10, optsAt, 0)
 	a.mov(r1, r6)
 	a.mov(r2, r10)
 	a.addImm(r2, fibAt)
@@ -193,26 +175,9 @@ func (a *asm) forwardFamily(l *Layout, maps forwardMaps, v6 bool, n16 func(uint1
 	}
 	a.goTo(lbl("csum"))
 	a.at(lbl("neigh"))
-	for off := int16(fibAt); off < fibAt+fibSize; off += 8 {
-		a.storeImm(sizeDW, r10, off, 0)
-	}
-	a.storeImm(sizeB, r10, fibAt, family)
-	a.load(sizeB, r5, r7, proto) // the calls took r5
-	a.store(sizeB, r10, fibAt+1, r5)
-	a.load(sizeH, r1, r10, newAt+2*addrLen)
-	a.store(sizeH, r10, fibAt+2, r1)
-	a.load(sizeH, r1, r10, newAt+2*addrLen+2)
-	a.store(sizeH, r10, fibAt+4, r1)
+	a.fibTuple(family, proto, r10, newAt+2*addrLen, newAt, addrLen)
 	a.load(sizeW, r1, r10, lenAt)
 	a.store(sizeH, r10, fibAt+6, r1) // tot_len, in the CPU's order
-	a.load(sizeW, r1, r6, 12)        // xdp_md.ingress_ifindex
-	a.store(sizeW, r10, fibAt+8, r1)
-	for i := int16(0); i < addrLen; i += 4 {
-		a.load(sizeW, r1, r10, newAt+i)
-		a.store(sizeW, r10, fibAt+16+i, r1)
-		a.load(sizeW, r1, r10, newAt+addrLen+i)
-		a.store(sizeW, r10, fibAt+32+i, r1)
-	}
 	a.mov(r1, r6)
 	a.mov(r2, r10)
 	a.addImm(r2, fibAt)
@@ -296,6 +261,32 @@ func (a *asm) forwardFamily(l *Layout, maps forwardMaps, v6 bool, n16 func(uint1
 	a.at(lbl("sent"))
 	a.movImm(r0, xdpRedirect)
 	a.exit()
+}
+
+// fibTuple fills struct bpf_fib_lookup on the stack as the kfunc and
+// bpf_fib_lookup read it: family, l4_protocol (from the frame), sport and
+// dport at from+ports, the ingress ifindex, the source and destination
+// addresses at from+addrs, at 16 and 32; from is the frame (r7) or the
+// stack (r10). Calls take r5, so the protocol is read again.
+func (a *asm) fibTuple(family int32, proto int16, from uint8, ports, addrs, addrLen int16) {
+	for off := int16(fibAt); off < fibAt+fibSize; off += 8 {
+		a.storeImm(sizeDW, r10, off, 0)
+	}
+	a.storeImm(sizeB, r10, fibAt, family)
+	a.load(sizeB, r5, r7, proto)
+	a.store(sizeB, r10, fibAt+1, r5)
+	a.load(sizeH, r1, from, ports)
+	a.store(sizeH, r10, fibAt+2, r1)
+	a.load(sizeH, r1, from, ports+2)
+	a.store(sizeH, r10, fibAt+4, r1)
+	a.load(sizeW, r1, r6, 12) // xdp_md.ingress_ifindex
+	a.store(sizeW, r10, fibAt+8, r1)
+	for i := int16(0); i < addrLen; i += 4 {
+		a.load(sizeW, r1, from, addrs+i)
+		a.store(sizeW, r10, fibAt+16+i, r1)
+		a.load(sizeW, r1, from, addrs+addrLen+i)
+		a.store(sizeW, r10, fibAt+32+i, r1)
+	}
 }
 
 // needTo jumps to label unless n bytes from the cursor r7 are inside the

@@ -25,24 +25,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=src/lab/scenarios/cut.sh
 . "$here/cut.sh"
-ctl=${LAB_CTL:?no control share: run as the router VM of lab run --peer}
+# shellcheck source=src/lab/scenarios/vm2-router.sh
+. "$here/vm2-router.sh"
 reps=${LAB_BENCH_REPS:-3}
 SECONDS_FLOOD=26
-
-put() { printf '%s\n' "$2" > "$ctl/.$1.tmp" && mv "$ctl/.$1.tmp" "$ctl/$1"; }
-# await FILE SECONDS WHAT waits for a control file; on timeout says what
-# did not happen and fails.
-await() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
-		[ -e "$ctl/$1" ] && return 0
-		sleep 0.1
-	done
-	echo "no $1 from the traffic VM after $2 s: $3 (its console: traffic/console.log in the results)"
-	return 1
-}
-finish() { put stop 1; exit "$1"; }
-trap 'put stop 1' EXIT
 
 # vm2_snapshot prints "to_stack from_client wan0_rx_packets": rx_packets
 # counts every frame virtio_net took from its ring, XDP's drops included.
@@ -66,14 +52,6 @@ vm2_router() {
 	# shellcheck disable=SC2119 # no daemon arguments
 	fastpath_start || return 1
 	sleep 1
-}
-vm2_reset() {
-	fastpath_stop_hard; cut_broker_stop
-	nft flush ruleset
-	conntrack -F >/dev/null 2>&1 || true
-	ip link set lan0 xdp off 2>/dev/null; ip link set wan0 xdp off 2>/dev/null
-	rm -f /etc/config/fastpath
-	sleep 0.5
 }
 
 req=0
@@ -140,16 +118,7 @@ vm2_idle() {
 }
 
 main() {
-	echo "kernel $(uname -r)"
-	lab_modules
-	modprobe -q virtio_net 2>/dev/null
-	if ! ip link set eth0 name lan0 || ! ip link set eth1 name wan0; then echo "FAIL: no eth0/eth1: boot the router VM with lab run --peer"; finish 1; fi
-	for d in lan0 wan0; do ip link set "$d" up; done
-	ip addr add 10.0.1.1/24 dev lan0; ip addr add 10.0.2.1/24 dev wan0
-	sysctl_router
-	await ready 300 "the traffic VM did not see the router answer on both links" || finish 1
-	read -r ready < "$ctl/ready"
-	[ "$ready" = ok ] || { echo "FAIL: traffic VM: $ready"; finish 1; }
+	vm2_links
 	log "the traffic VM is linked: lan0 $(cat /sys/class/net/lan0/address), wan0 $(cat /sys/class/net/wan0/address), driver $(basename "$(readlink /sys/class/net/wan0/device/driver)")"
 
 	if [ "${LAB_VM2_SMOKE:-0}" = 1 ]; then

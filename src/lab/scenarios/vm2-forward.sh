@@ -16,12 +16,13 @@
 # A TCP stream is paced by the traffic VM, which runs both of its ends, so
 # the UDP rows offer the router more than it forwards:
 #   forward/vm2-udp-fastpath, forward/vm2-udp-fastpath-xdp
-#     the traffic VM's flood (vm2-traffic.sh "flood", LAB_VM2_FLOOD_PPS,
-#     1200-byte datagrams) back along an offloaded flow, server -> client,
+#     the traffic VM's flood (vm2-traffic.sh "flood", LAB_VM2_FLOOD_PPS
+#     (60,000) 1200-byte datagrams a second asked for) back along an offloaded flow, server -> client,
 #     through a router with no firewall4 ruleset (the flood's sender is
 #     not the flow's reply under masquerade); frames_delivered is what
 #     reached the client in its seconds 12-22, the router's figures are
 #     over its own seconds 12-22.
+# LAB_VM2_FORWARD_ROWS ("tcp udp") picks the kinds of row.
 # With LAB_VM2_SMOKE=1 it only checks the set-up: the xdp row forwards in
 # the driver and the download arrives.
 set -u
@@ -30,33 +31,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=src/lab/scenarios/cut.sh
 . "$here/cut.sh"
-ctl=${LAB_CTL:?no control share: run as the router VM of lab run --peer}
+# shellcheck source=src/lab/scenarios/vm2-router.sh
+. "$here/vm2-router.sh"
 reps=${LAB_BENCH_REPS:-3}
 STREAM_SECONDS=${LAB_VM2_STREAM_SECONDS:-20}
 
-put() { printf '%s\n' "$2" > "$ctl/.$1.tmp" && mv "$ctl/.$1.tmp" "$ctl/$1"; }
-await() { # FILE SECONDS WHAT
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
-		[ -e "$ctl/$1" ] && return 0
-		sleep 0.1
-	done
-	echo "no $1 from the traffic VM after $2 s: $3 (its console: traffic/console.log in the results)"
-	return 1
-}
-finish() { put stop 1; exit "$1"; }
-trap 'put stop 1' EXIT
-
 rx_frames() { echo $(($(cat /sys/class/net/lan0/statistics/rx_packets) + $(cat /sys/class/net/wan0/statistics/rx_packets))); }
 
-fwd_reset() {
-	fastpath_stop_hard; cut_broker_stop
-	nft flush ruleset
-	conntrack -F >/dev/null 2>&1 || true
-	ip link set lan0 xdp off 2>/dev/null; ip link set wan0 xdp off 2>/dev/null
-	rm -f /etc/config/fastpath
-	sleep 0.5
-}
 
 # fwd_router ROW: firewall4's router ruleset and the slow-path counter; the
 # fastpath rows add the daemon (xdp_forward 1 for the xdp row).
@@ -79,12 +60,12 @@ UCI
 	sleep 1
 }
 
-FLOOD_PPS=${LAB_VM2_FLOOD_PPS:-200000}
+FLOOD_PPS=${LAB_VM2_FLOOD_PPS:-60000}
 
 # udp_round ROW: one repetition of a UDP row.
 udp_round() {
 	local name=$1 t0 c0 c1 f0 f1 xdp=0 t
-	fwd_reset
+	vm2_reset
 	{ slow_setup && uci_network && uci_firewall 1 0; } > /tmp/vm2-setup.txt 2>&1 || { bench_error "$name" "$(cat /tmp/vm2-setup.txt)"; return 1; }
 	[ "$name" = forward/vm2-udp-fastpath-xdp ] && xdp=1
 	printf "config fastpath 'main'\n\toption enabled '1'\n\toption cut_backend 'auto'\n\toption xdp_forward '%s'\n" "$xdp" > /etc/config/fastpath
@@ -114,7 +95,7 @@ req=0
 # failed) and sets V_* for the smoke checks.
 fwd_round() {
 	local name=$1 t0 c0 c1 s0 s1 f0 f1 late st
-	fwd_reset
+	vm2_reset
 	fwd_router "$name" > /tmp/vm2-setup.txt 2>&1 || { bench_error "$name" "$(cat /tmp/vm2-setup.txt)"; return 1; }
 	req=$((req + 1))
 	put "req.$req" "stream $STREAM_SECONDS"
@@ -144,16 +125,7 @@ fwd_round() {
 }
 
 main() {
-	echo "kernel $(uname -r)"
-	lab_modules
-	modprobe -q virtio_net 2>/dev/null
-	if ! ip link set eth0 name lan0 || ! ip link set eth1 name wan0; then echo "FAIL: no eth0/eth1: boot the router VM with lab run --peer"; finish 1; fi
-	for d in lan0 wan0; do ip link set "$d" up; done
-	ip addr add 10.0.1.1/24 dev lan0; ip addr add 10.0.2.1/24 dev wan0
-	sysctl_router
-	await ready 300 "the traffic VM did not see the router answer on both links" || finish 1
-	read -r ready < "$ctl/ready"
-	[ "$ready" = ok ] || { echo "FAIL: traffic VM: $ready"; finish 1; }
+	vm2_links
 
 	if [ "${LAB_VM2_SMOKE:-0}" = 1 ]; then
 		STREAM_SECONDS=15 RESULTS=/tmp fwd_round forward/vm2-fastpath-xdp
@@ -161,24 +133,25 @@ main() {
 		check vm2/xdp-forward-in-driver "xdp_forward: ${V_XDP_LINE:-none} (want frames forwarded, >= 1000)" cut_ge "${V_XDP_FWD:-0}" 1000
 		check vm2/xdp-forward-slow "${V_SLOW:-?} slow-path packets in seconds 3-13 (want < 20)" eval "[ '${V_SLOW:-99}' -lt 20 ]"
 		rc=0; grep -q '^FAIL' "$RESULTS/checks" 2>/dev/null && rc=1
-		fwd_reset
+		vm2_reset
 		finish "$rc"
 	fi
 
 	local names=(forward/vm2-slowpath forward/vm2-fastpath forward/vm2-fastpath-xdp) udp=(forward/vm2-udp-fastpath forward/vm2-udp-fastpath-xdp) rep k i
+	local rows=" ${LAB_VM2_FORWARD_ROWS:-tcp udp} "
 	for rep in $(seq 1 "$reps"); do
-		for k in 0 1 2; do
+		[[ $rows == *" tcp "* ]] && for k in 0 1 2; do
 			i=$(((k + rep - 1) % 3))
 			log "bench ${names[$i]} (repetition $rep/$reps)"
 			fwd_round "${names[$i]}"
 		done
-		for k in 0 1; do
+		[[ $rows == *" udp "* ]] && for k in 0 1; do
 			i=$(((k + rep - 1) % 2))
 			log "bench ${udp[$i]} (repetition $rep/$reps)"
 			udp_round "${udp[$i]}"
 		done
 	done
-	fwd_reset
+	vm2_reset
 	finish 0
 }
 
