@@ -27,7 +27,7 @@ func TestLoadMissingFilesMeanDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Offload.FlowOffloading || s.Fastpath.HWOffload != HWFollow || !s.Fastpath.CutInFastpath ||
-		s.Fastpath.CutExpiry != 10*time.Second || len(s.Problems) != 0 {
+		s.Fastpath.CutExpiry != 10*time.Second || s.Fastpath.XDPForward || len(s.Problems) != 0 {
 		t.Fatalf("settings = %+v", s)
 	}
 }
@@ -43,6 +43,7 @@ config fastpath 'main'
 	option cut_in_fastpath 'off'
 	option cut_min_prefix4 '12'
 	option cut_min_prefix6 '0'
+	option xdp_forward 'on'
 
 config blocklist
 	option name 'banip'
@@ -81,7 +82,7 @@ config blocklist
 		t.Errorf("offload = %+v", s.Offload)
 	}
 	f := s.Fastpath
-	if f.HWOffload != HWFollow || f.CutExpiry != 30*time.Second || f.CutSetSize != 65536 || f.CutInFastpath || f.CutMinPrefix4 != 12 || f.CutMinPrefix6 != 16 {
+	if f.HWOffload != HWFollow || f.CutExpiry != 30*time.Second || f.CutSetSize != 65536 || f.CutInFastpath || f.CutMinPrefix4 != 12 || f.CutMinPrefix6 != 16 || !f.XDPForward {
 		t.Errorf("fastpath = %+v", f)
 	}
 	if len(f.Blocklists) != 2 || f.Blocklists[0].Family != "inet" || len(f.Blocklists[1].Addresses) != 2 {

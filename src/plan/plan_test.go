@@ -182,3 +182,43 @@ func TestOffloadAfterPackets(t *testing.T) {
 		t.Errorf("offload off: flowtable %+v, decisions %+v", p.Flowtable, p.Decisions)
 	}
 }
+
+// xdp_forward is planned only where the XDP cut runs on a software
+// flowtable, and each refusal says why.
+func TestXDPForwardPlanned(t *testing.T) {
+	xdpNote := func(p Plan) string {
+		for _, d := range p.Decisions {
+			if d.Topic == "xdp" {
+				return d.Reason
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		name string
+		set  func(*observe.Snapshot)
+		want bool
+		why  string
+	}{
+		{"off", func(s *observe.Snapshot) { s.Settings.Fastpath.XDPForward = false }, false, ""},
+		{"software flowtable", func(*observe.Snapshot) {}, true, "xdp_forward is on: established flows"},
+		{"no flowtable", func(s *observe.Snapshot) { s.Settings.Offload.FlowOffloading = false }, false, "the flowtable is off"},
+		{"hardware", func(s *observe.Snapshot) {
+			s.Settings.Offload.FlowOffloadingHW = true
+			s.Platform.SoC, s.Platform.HWOffloadCapable, s.Platform.HWOffloadEngine = "mt7621", true, "MediaTek PPE"
+		}, false, "offloads in hardware"},
+		{"netdev cut", func(s *observe.Snapshot) { s.Settings.Fastpath.CutBackend = "netdev" }, false, "does not run in XDP"},
+		{"conntrack-only cut", func(s *observe.Snapshot) { s.Settings.Fastpath.CutInFastpath = false }, false, "does not run in XDP"},
+	} {
+		s := lab("192.168.1.2")
+		s.Settings.Fastpath.XDPForward = true
+		c.set(&s)
+		p := Make(s, Constraints{})
+		if p.Cut.Config.XDPForward != c.want {
+			t.Errorf("%s: planned XDPForward %v, want %v", c.name, p.Cut.Config.XDPForward, c.want)
+		}
+		if note := xdpNote(p); c.why == "" && note != "" || !strings.Contains(note, c.why) {
+			t.Errorf("%s: xdp decision %q, want one with %q", c.name, note, c.why)
+		}
+	}
+}
