@@ -111,7 +111,7 @@ func (e *Engine) forwardSummary() *cut.ForwardSummary {
 		f.Reason = "no flowtable device yet"
 	default:
 		if on, err = x.b.Forwarding(); !on {
-			f.Reason = "the kernel cannot: " + err.Error() + "; the XDP program cuts only"
+			f.Reason = err.Error() + "; the XDP program cuts only"
 			break
 		}
 		for _, b := range x.backends {

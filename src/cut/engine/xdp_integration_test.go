@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -444,4 +446,62 @@ func TestIntegrationXDPNewSetSizeKeepsCuts(t *testing.T) {
 		}
 	}
 	t.Fatalf("the cut of %s did not survive the new cut_set_size: %+v", held, r.eng.Summary().Cuts)
+}
+
+// xdp_forward reopens the XDP program with the forward stage: the summary
+// says where it forwards (a kernel with bpf_xdp_flow_lookup and BTF) or why
+// not, the cut keeps running in XDP either way, and turning the option off
+// drops the summary's part.
+func TestIntegrationXDPForwardSetting(t *testing.T) {
+	r, cfg := xdpRig(t, "fpxf", testConfig())
+	cfg.XDPForward = true
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s := r.eng.Summary()
+	f := s.XDPForward
+	if f == nil {
+		t.Fatal("xdp_forward on: the summary has no xdp_forward")
+	}
+	t.Logf("xdp_forward: %+v", *f)
+	switch {
+	case f.Active && !slices.Equal(f.Devices, []string{"lan0", "wan0"}):
+		t.Errorf("forwarding on %v, want lan0 and wan0 (br9 has no native XDP)", f.Devices)
+	case !f.Active && !strings.Contains(f.Reason, "cuts only"):
+		t.Errorf("not forwarding, reason %q: want what the kernel lacks", f.Reason)
+	case os.Getenv("FASTPATH_EXPECT_FLOWTABLE") == "1" && !f.Active:
+		t.Errorf("a flowtable kernel does not forward: %s", f.Reason)
+	}
+	for _, b := range s.Backends {
+		if b.Device != "br9" && b.Backend != cut.BackendXDP {
+			t.Errorf("with xdp_forward, %s cuts with %s (%s), want xdp", b.Device, b.Backend, b.Reason)
+		}
+	}
+	if got := r.xdpProgs(t); !strings.Contains(got, "lan0") || !strings.Contains(got, "wan0") {
+		t.Errorf("XDP attached on %q, want lan0 and wan0", got)
+	}
+	f0 := r.startFlow(t, labnet.ClientV4+":40096", labnet.ServerV4+":9096", time.Millisecond, 10_000_000)
+	if !waitFor(10*time.Second, func() bool { return f0.toClient.Load() > 100 }) {
+		t.Fatalf("the flow does not run: %d frames to the client", f0.toClient.Load())
+	}
+	server := netip.MustParsePrefix(labnet.ServerV4 + "/32")
+	if cuts, err := r.eng.CutAddress(context.Background(), server, "test", "test", cut.CutOptions{}); err != nil || len(cuts) == 0 {
+		t.Fatalf("CutAddress = %v, %v", cuts, err)
+	}
+	time.Sleep(500 * time.Millisecond) // frames in flight at the cut
+	c0 := f0.toClient.Load()
+	time.Sleep(2 * time.Second)
+	if d := f0.toClient.Load() - c0; d != 0 {
+		t.Errorf("%d flood frames reached the client through the cut with xdp_forward on", d)
+	}
+	cfg.XDPForward = false
+	if err := r.eng.Sync([]string{"lan0", "wan0", "br9"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if f := r.eng.Summary().XDPForward; f != nil {
+		t.Errorf("xdp_forward off: the summary still has %+v", *f)
+	}
+	if got := r.xdpProgs(t); !strings.Contains(got, "lan0") {
+		t.Errorf("xdp_forward off: XDP attached on %q, want the cut's program on lan0 and wan0", got)
+	}
 }
