@@ -96,6 +96,10 @@ func (e *Engine) syncBackends() {
 	e.scheduleExpire(e.cfg.Expiry)
 }
 
+// missedHint is how many lookups in vain, with none found, make the summary
+// name the likely cause.
+const missedHint = 10000
+
 // forwardSummary says where the XDP program forwards, or why it does not.
 // The caller holds e.mu.
 func (e *Engine) forwardSummary() *cut.ForwardSummary {
@@ -129,6 +133,9 @@ func (e *Engine) forwardSummary() *cut.ForwardSummary {
 			f.Reason += "; counters: " + err.Error()
 		}
 		f.Forwarded, f.Missed, f.Passed = c.Forwarded, c.Missed, c.Passed
+		if f.Active && f.Forwarded == 0 && f.Missed >= missedHint {
+			f.Reason += fmt.Sprintf("; none of %d TCP/UDP frames looked up found a flow: if fastpath's flowtable holds offloaded flows, another flowtable listing these devices was made first (firewall4's, at boot), and the kernel's XDP lookup reads only the first; a firewall4 reload puts fastpath's first", f.Missed)
+		}
 	}
 	return f
 }
