@@ -227,6 +227,38 @@ UCI
 	fastpath_stop; cut_broker_stop
 }
 
+# The kernel's XDP lookup reads the first flowtable that lists a device.
+# With firewall4's flowtable made before fastpath's (as at boot), the
+# flows are in fastpath's and the lookups find none, and the status says
+# why; a firewall4 reload (its table deleted and made again) puts
+# fastpath's first, and the program forwards.
+t_xdp_forward_fw4_first() {
+	local name=fastpath/xdp-forward-fw4-first f0 f1 why
+	topo_forward; wire_frames; topo_fw4; slow_setup
+	xdp_forward_ends || { fail "$name" "the ends' veths could not be set up"; return; }
+	cat > /etc/config/fastpath <<'UCI'
+config fastpath 'main'
+	option enabled '1'
+	option cut_backend 'xdp'
+	option xdp_forward '1'
+UCI
+	cut_broker_start || { fail "$name" "no ubus broker"; return; }
+	started_or_fail "$name" || { cut_broker_stop; return; }
+	f0=$(xdp_forwarded)
+	stream_both "$name-before" 10.0.2.2 10.0.1.2
+	f1=$(xdp_forwarded)
+	why=$("$FASTPATH" status --json | jq -r '.cut.xdp_forward.reason')
+	check "$name/fw4-first-none" "firewall4's flowtable first: $((f1 - f0)) frames sent out in the driver (want 0); status: $why (want the cause named)" \
+		eval "[ $((f1 - f0)) = 0 ] && echo \"\$why\" | grep -q 'made first'"
+	fw4_reload
+	sleep 1
+	f0=$(xdp_forwarded)
+	stream_both "$name-after" 10.0.2.2 10.0.1.2
+	f1=$(xdp_forwarded)
+	check "$name/after-fw4-reload" "after a firewall4 reload: $((f1 - f0)) frames sent out in the driver (want >= 10000)" cut_ge $((f1 - f0)) 10000
+	fastpath_stop; cut_broker_stop
+}
+
 # A UniFi-style WAN: PPPoE in VLAN 500. fastpath lists the VLAN's parent
 # (wan0), never wan0.500 or pppoe-wan, and the flowtable takes both ways of
 # a stream through the VLAN and PPPoE stacks.
@@ -745,6 +777,7 @@ else
 	run t_cut_xdp
 	run t_cut_xdp_ipv6
 	run t_xdp_forward
+	run t_xdp_forward_fw4_first
 	run t_cut_xdp_forward
 	run t_cut_blocklist_1000
 	topo_reset
