@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/observe"
@@ -136,9 +137,16 @@ func (p *Plan) planXDPForward(s observe.Snapshot) bool {
 	case !f.CutInFastpath || f.CutBackend == cut.BackendNetdev:
 		why = "it runs in the XDP cut's program, after the cut, and here the cut does not run in XDP (cut_in_fastpath 0 or cut_backend netdev); a forward ahead of a netdev cut would let cut frames through"
 	}
+	shaped := shapedPaths(s, p.Flowtable.Devices)
+	if why == "" && len(shaped) > 0 && f.SQMPolicy != config.SQMPreferHW {
+		why = "XDP sends frames out past every qdisc, so SQM would stop shaping the flows it forwards (" + describeShaped(shaped) + "); sqm_policy prefer_hw forwards in XDP anyway, unshaped"
+	}
 	if why != "" {
 		p.note("xdp", "xdp_forward is on, but not used: %s", why)
 		return false
+	}
+	if len(shaped) > 0 {
+		p.note("xdp", "xdp_forward with sqm_policy prefer_hw: the flows XDP forwards go out past SQM's qdisc, unshaped (%s)", describeShaped(shaped))
 	}
 	p.note("xdp", "xdp_forward is on: established flows of fastpath's flowtable are sent out by XDP in the driver of each device that runs the XDP cut (Linux 6.11 and later with BTF; the status says where it runs and why not); the kernel's XDP lookup finds only the first flowtable that lists a device, so a firewall4 flowtable made before fastpath's takes it until firewall4 reloads")
 	return true

@@ -209,6 +209,13 @@ func TestXDPForwardPlanned(t *testing.T) {
 		}, false, "offloads in hardware"},
 		{"netdev cut", func(s *observe.Snapshot) { s.Settings.Fastpath.CutBackend = "netdev" }, false, "does not run in XDP"},
 		{"conntrack-only cut", func(s *observe.Snapshot) { s.Settings.Fastpath.CutInFastpath = false }, false, "does not run in XDP"},
+		{"SQM on wan0", func(s *observe.Snapshot) {
+			s.Shapers = []observe.Shaper{{Device: "wan0", Evidence: []string{"root qdisc cake"}}}
+		}, false, "SQM would stop shaping"},
+		{"SQM on wan0, prefer_hw", func(s *observe.Snapshot) {
+			s.Shapers = []observe.Shaper{{Device: "wan0", Evidence: []string{"root qdisc cake"}}}
+			s.Settings.Fastpath.SQMPolicy = config.SQMPreferHW
+		}, true, "unshaped"},
 	} {
 		s := lab("192.168.1.2")
 		s.Settings.Fastpath.XDPForward = true

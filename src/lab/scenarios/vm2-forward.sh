@@ -70,6 +70,9 @@ fwd_round() {
 	sleep_until "$t0" 13
 	c1=$(cpu_ticks); s1=$(slow_count); f1=$(rx_frames)
 	V_OFFLOADED=$(conntrack -L -p tcp --dport 5201 2>/dev/null | grep -c OFFLOAD || true)
+	# virtio_net's own counts of XDP transmits and their drops, and each
+	# device's dropped frames: where a stream's retransmits come from.
+	V_NIC=$(for d in lan0 wan0; do printf '%s: %s; ' "$d" "$(ethtool -S "$d" 2>/dev/null | awk '/xdp_tx|xdp_redirects|xdp_drops|kicks/ && $2 != 0 { printf "%s %s ", $1, $2 }')$(ip -s link show "$d" | awk '/RX:/ { getline; printf "rx_dropped %s ", $4 } /TX:/ { getline; printf "tx_dropped %s", $4 }')"; done)
 	V_XDP_FWD=0 V_XDP_LINE=""
 	if [ "$name" != forward/vm2-slowpath ]; then
 		st=$("$FASTPATH" status --json 2>/dev/null)
@@ -82,6 +85,7 @@ fwd_round() {
 	[ -n "$V_MBPS" ] || { bench_error "$name" "traffic VM: $t"; return 1; }
 	V_CPU=$(cpu_pct "$c0" "$c1") V_SLOW=$((s1 - s0)) V_FRAMES=$((f1 - f0))
 	V_US_PER_FRAME=$(echo "$c0 $c1 $V_FRAMES" | awk '{ printf "%.2f\n", ($5 > 0 ? ($3 - $1) * 10000 / $5 : 0) }')
+	log "$name: NICs $V_NIC"
 	log "$name: ${V_MBPS} Mbit/s to the client; seconds 3-13 (read $late s late): router CPU $V_CPU %, $V_FRAMES frames received, $V_US_PER_FRAME us per frame, $V_SLOW slow-path packets; offloaded flows $V_OFFLOADED; xdp $V_XDP_LINE; traffic VM: $(echo "$t" | tr '\n' ' ')"
 	bench_record "$name" throughput_mbps="$V_MBPS" router_cpu_pct="$V_CPU" router_us_per_frame="$V_US_PER_FRAME" frames="$V_FRAMES" \
 		slowpath_packets="$V_SLOW" offloaded="$V_OFFLOADED" xdp_forwarded="$V_XDP_FWD" retransmits="$(echo "$t" | sed -n 's/^retransmits=//p')"

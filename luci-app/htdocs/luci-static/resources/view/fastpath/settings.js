@@ -90,7 +90,7 @@ return view.extend({
 		o.depends('cut_in_fastpath', '1');
 
 		o = s.option(form.Flag, 'xdp_forward', _('Forward in the driver (XDP)'),
-			_('Established flows of the software flowtable leave in the network driver, in the XDP cut\'s program, before the kernel allocates anything for their frames (Linux 6.11 and later with BTF; not on 32-bit MIPS). First packets, closing TCP packets, fragments and VLAN, PPPoE or tunnel paths take the kernel\'s flowtable as before. The status page says where it runs and why not.'));
+			_('Established flows of the software flowtable leave in the network driver, in the XDP cut\'s program, before the kernel allocates anything for their frames (Linux 6.11 and later with BTF; not on 32-bit MIPS). First packets, closing TCP packets, fragments and VLAN, PPPoE or tunnel paths take the kernel\'s flowtable as before. Its frames leave past every qdisc, so it is not used where SQM shapes unless the SQM policy prefers hardware offload. The status page says where it runs and why not.'));
 		o.default = '0';
 		o.depends('cut_in_fastpath', '1');
 
