@@ -186,6 +186,21 @@ stream_both() {
 	done
 }
 
+# xdp_forward_daemon NAME: the daemon with xdp_forward on the router's
+# veths (cut_backend xdp) and the ends ready for redirected frames; fails
+# NAME when it cannot start.
+xdp_forward_daemon() {
+	xdp_forward_ends || { fail "$1" "the ends' veths could not be set up"; return 1; }
+	cat > /etc/config/fastpath <<'UCI'
+config fastpath 'main'
+	option enabled '1'
+	option cut_backend 'xdp'
+	option xdp_forward '1'
+UCI
+	cut_broker_start || { fail "$1" "no ubus broker"; return 1; }
+	started_or_fail "$1" || { cut_broker_stop; return 1; }
+}
+
 # xdp_forward through the daemon: a TCP stream each way leaves the router in
 # the XDP program (the status counts its frames), with no more slow-path
 # packets than the flowtable alone; across a daemon restart (the new
@@ -195,15 +210,7 @@ stream_both() {
 t_xdp_forward() {
 	local name=fastpath/xdp-forward line f0 f1
 	topo_forward; wire_frames; uci_firewall 1 0; slow_setup
-	xdp_forward_ends || { fail "$name" "the ends' veths could not be set up"; return; }
-	cat > /etc/config/fastpath <<'UCI'
-config fastpath 'main'
-	option enabled '1'
-	option cut_backend 'xdp'
-	option xdp_forward '1'
-UCI
-	cut_broker_start || { fail "$name" "no ubus broker"; return; }
-	started_or_fail "$name" || { cut_broker_stop; return; }
+	xdp_forward_daemon "$name" || return
 	line=$("$FASTPATH" status | grep '^xdp forward' || true)
 	check "$name/status-text" "fastpath status: '$line' (want: xdp forward on lan0, wan0)" eval "echo '$line' | grep -q '^xdp forward on lan0, wan0: '"
 	f0=$(xdp_forwarded)
@@ -235,15 +242,7 @@ UCI
 t_xdp_forward_fw4_first() {
 	local name=fastpath/xdp-forward-fw4-first f0 f1 why
 	topo_forward; wire_frames; topo_fw4; slow_setup
-	xdp_forward_ends || { fail "$name" "the ends' veths could not be set up"; return; }
-	cat > /etc/config/fastpath <<'UCI'
-config fastpath 'main'
-	option enabled '1'
-	option cut_backend 'xdp'
-	option xdp_forward '1'
-UCI
-	cut_broker_start || { fail "$name" "no ubus broker"; return; }
-	started_or_fail "$name" || { cut_broker_stop; return; }
+	xdp_forward_daemon "$name" || return
 	f0=$(xdp_forwarded)
 	stream_both "$name-before" 10.0.2.2 10.0.1.2
 	f1=$(xdp_forwarded)
