@@ -45,6 +45,7 @@ func DefaultRatios() []Ratio {
 		{Label: "cut xdp / off: frames to stack", Num: "cut/xdp", Den: "cut/off", Metric: "frames_to_stack", Max: 0.00001},
 		{Label: "cut xdp / off: router CPU", Num: "cut/xdp", Den: "cut/off", Metric: "router_cpu_pct", Max: 0.1},
 		{Label: "cut xdp / off: router us/frame", Num: "cut/xdp", Den: "cut/off", Metric: "router_us_per_frame", Max: 0.1},
+		{Label: "cut xdp-1000 / xdp: router us/frame", Num: "cut/xdp-1000", Den: "cut/xdp", Metric: "router_us_per_frame"},
 		{Label: "cut netdev / off: router CPU", Num: "cut/netdev", Den: "cut/off", Metric: "router_cpu_pct"},
 		{Label: "cut netdev / off: router us/frame", Num: "cut/netdev", Den: "cut/off", Metric: "router_us_per_frame"},
 		{Label: "hub2 xdp / off: VM CPU", Num: "hub2/xdp", Den: "hub2/off", Metric: "router_cpu_pct"},

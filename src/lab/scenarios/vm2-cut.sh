@@ -9,6 +9,8 @@
 #   cut/off     cut_in_fastpath 0: the block list's forward rule drops the flood
 #   cut/netdev  cut_in_fastpath 1, cut_backend netdev: the ingress table drops it
 #   cut/xdp     cut_in_fastpath 1, cut_backend xdp: virtio_net's XDP drops it
+#   cut/xdp-1000 the same with 1,000 other connections cut before the flood
+#               (2,000 tuples in the XDP map): what many cuts cost a frame
 #   router/idle the router's CPU over 10 s with the daemon and no flood
 # One round: a fresh daemon; the traffic VM starts the client's flow and,
 # half a second later, the flood back at LAB_CUT_PPS (10,000/s) for 26 s;
@@ -46,7 +48,7 @@ vm2_router() {
 	cut_tools_present || return 1
 	uci_network; uci_firewall 1 0
 	cut_blocklist_table || { echo "cannot create the block list table lab_bl"; return 1; }
-	CUT_BACKEND=$2 cut_config "$1" 5
+	CUT_BACKEND=$2 cut_config "$1" "${VM2_EXPIRY:-5}"
 	cut_stack_counters || { echo "cannot create the router's counters"; return 1; }
 	cut_broker_start || return 1
 	# shellcheck disable=SC2119 # no daemon arguments
@@ -55,12 +57,39 @@ vm2_router() {
 }
 
 req=0
+# vm2_many_cut: 1,000 UDP flows to the server's second address, cut by
+# the block list, their datagrams stopped: 2,000 quiet tuples in the map
+# (cut_expiry 120 keeps them through the round).
+vm2_many_cut() {
+	local i n=0
+	req=$((req + 1)); put "req.$req" "flows 1000 6"
+	await "done.$req" 30 "the flows did not start" || return 1
+	for i in $(seq 1 40); do
+		n=$(conntrack -L -p udp --dport 5202 2>/dev/null | grep -c 'src=10.0.1.2' || true)
+		[ "$n" -ge 1000 ] && break
+		sleep 0.25
+	done
+	nft add element inet lab_bl blocked "{ 10.0.2.3 }"
+	for i in $(seq 1 40); do
+		n=$(cuts_active)
+		[ "$n" != none ] && [ "$n" -ge 1000 ] && break
+		sleep 0.25
+	done
+	[ "$n" != none ] && [ "$n" -ge 1000 ] || { echo "1,000 flows: $n cuts active (want 1000)"; return 1; }
+	sleep 7 # the flows end: their tuples stay cut, quiet
+}
+
 # vm2_round NAME IN_FASTPATH BACKEND: one repetition; sets V_* and records
 # the row (bench_error with the reason when a step failed).
 vm2_round() {
 	local name=$1 t0 a b c0 c1 s0 s1 late off held xdp_frames
 	vm2_reset
+	local VM2_EXPIRY=5
+	[ "$name" = cut/xdp-1000 ] && VM2_EXPIRY=120
 	vm2_router "$2" "$3" > /tmp/vm2-setup.txt 2>&1 || { bench_error "$name" "$(cat /tmp/vm2-setup.txt)"; return 1; }
+	if [ "$name" = cut/xdp-1000 ]; then
+		vm2_many_cut > /tmp/vm2-many.txt 2>&1 || { bench_error "$name" "$(cat /tmp/vm2-many.txt)"; return 1; }
+	fi
 	local rx0 rx1
 	rx0=$(cat /sys/class/net/wan0/statistics/rx_packets)
 	req=$((req + 1))
@@ -138,10 +167,10 @@ main() {
 		finish "$rc"
 	fi
 
-	local names=(cut/off cut/netdev cut/xdp) args=("0 netdev" "1 netdev" "1 xdp") rep k i
+	local names=(cut/off cut/netdev cut/xdp cut/xdp-1000) args=("0 netdev" "1 netdev" "1 xdp" "1 xdp") rep k i
 	for rep in $(seq 1 "$reps"); do
-		for k in 0 1 2; do
-			i=$(((k + rep - 1) % 3))
+		for k in 0 1 2 3; do
+			i=$(((k + rep - 1) % 4))
 			log "bench ${names[$i]} (repetition $rep/$reps)"
 			# shellcheck disable=SC2086 # two words: IN_FASTPATH BACKEND
 			vm2_round "${names[$i]}" ${args[$i]}

@@ -16,6 +16,10 @@
 #     the whole flood and over its seconds 12-22 (this VM's clock), and
 #     the sender's own summary.
 #   req.N "ping": one ping client -> server through the router; done.N says.
+#   req.N "flows N SECONDS": N UDP flows client:10000+i -> 10.0.2.3:5202
+#     (a second address of the server, for a block list to cut them all),
+#     one datagram each a second for SECONDS s, answered by an echo; done.N
+#     as soon as they started.
 #   req.N "stream SECONDS": a download through the router: the client
 #     connects to an iperf3 server on the server (masqueraded on the
 #     router's wan0) and takes a TCP stream from it for SECONDS s
@@ -44,6 +48,7 @@ link_ns() { # DEV NS ADDR GW
 }
 link_ns eth0 client 10.0.1.2/24 10.0.1.1 || { put ready "error no eth0 (the lan link)"; exit 1; }
 link_ns eth1 server 10.0.2.2/24 10.0.2.1 || { put ready "error no eth1 (the wan link)"; exit 1; }
+ip -n server addr add 10.0.2.3/24 dev eth0
 # Counters before each namespace's conntrack and sockets, which drop the
 # flow's datagrams so that no ICMP answers them.
 ip netns exec client nft -f - <<'NFT'
@@ -110,6 +115,13 @@ flood() { # N SECONDS PPS
 	say "flood $n done: $(tr '\n' ' ' < "$ctl/done.$n")"
 }
 
+flows() { # N COUNT SECONDS
+	ip netns exec server "$UDPFLOOD" echo -on 10.0.2.3:5202 -seconds "$(($3 + 2))" >/dev/null 2>&1 &
+	sleep 0.3
+	ip netns exec client "$UDPFLOOD" flows -from 10.0.1.2 -base-port 10000 -flows "$2" -to 10.0.2.3:5202 -seconds "$3" >/dev/null 2>&1 &
+	put "done.$1" "flows=$2"
+}
+
 stream() { # N SECONDS
 	local n=$1 s=$2 i
 	ip netns exec server iperf3 -s -1 -D -B 10.0.2.2 >/dev/null 2>&1
@@ -131,6 +143,7 @@ while [ "$idle" -lt $((limit * 10)) ]; do
 		case $what in
 		flood) flood "$n" "$a1" "$a2" ;;
 		stream) stream "$n" "$a1" ;;
+		flows) flows "$n" "$a1" "$a2" ;;
 		ping)
 			if ip netns exec client ping -c1 -W2 10.0.2.2 >/dev/null 2>&1; then put "done.$n" "ping=ok"; else put "done.$n" "ping=fail"; fi ;;
 		*) put "done.$n" "error unknown request '$what'" ;;
