@@ -9,8 +9,8 @@ put() { printf '%s\n' "$2" > "$ctl/.$1.tmp" && mv "$ctl/.$1.tmp" "$ctl/$1"; }
 # await FILE SECONDS WHAT waits for a control file; on timeout says what
 # did not happen and fails.
 await() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
+	local _
+	for _ in $(seq 1 $(($2 * 10))); do
 		[ -e "$ctl/$1" ] && return 0
 		sleep 0.1
 	done

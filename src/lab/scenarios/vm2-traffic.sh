@@ -123,9 +123,9 @@ flows() { # N COUNT SECONDS
 }
 
 stream() { # N SECONDS
-	local n=$1 s=$2 i
+	local n=$1 s=$2
 	ip netns exec server iperf3 -s -1 -D -B 10.0.2.2 >/dev/null 2>&1
-	for i in $(seq 1 50); do
+	for _ in $(seq 1 50); do
 		ip netns exec server ss -ltn 2>/dev/null | grep -q '10.0.2.2:5201' && break
 		sleep 0.1
 	done
