@@ -23,13 +23,8 @@
 # attaches natively to virtio_net and drops the flood.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=src/lab/scenarios/lib.sh
-. "$here/lib.sh"
-# shellcheck source=src/lab/scenarios/cut.sh
-. "$here/cut.sh"
 # shellcheck source=src/lab/scenarios/vm2-router.sh
 . "$here/vm2-router.sh"
-reps=${LAB_BENCH_REPS:-3}
 SECONDS_FLOOD=26
 
 # vm2_snapshot prints "to_stack from_client wan0_rx_packets": rx_packets

@@ -20,13 +20,8 @@
 # the driver and the download arrives.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=src/lab/scenarios/lib.sh
-. "$here/lib.sh"
-# shellcheck source=src/lab/scenarios/cut.sh
-. "$here/cut.sh"
 # shellcheck source=src/lab/scenarios/vm2-router.sh
 . "$here/vm2-router.sh"
-reps=${LAB_BENCH_REPS:-3}
 STREAM_SECONDS=${LAB_VM2_STREAM_SECONDS:-20}
 
 rx_frames() { echo $(($(cat /sys/class/net/lan0/statistics/rx_packets) + $(cat /sys/class/net/wan0/statistics/rx_packets))); }

@@ -1,7 +1,13 @@
 # shellcheck shell=bash
 # The router VM's side of a two-VM run (lab run --peer), sourced by
-# vm2-cut.sh and vm2-forward.sh after lib.sh: the control share's files,
-# and the links to the traffic VM.
+# vm2-cut.sh and vm2-forward.sh (which set $here): lib.sh and cut.sh, the
+# control share's files, the links to the traffic VM, the repetitions.
+# shellcheck source=src/lab/scenarios/lib.sh disable=SC2154 # $here: the sourcing script's
+. "$here/lib.sh"
+# shellcheck source=src/lab/scenarios/cut.sh
+. "$here/cut.sh"
+# shellcheck disable=SC2034 # the sourcing scripts' loops read it
+reps=${LAB_BENCH_REPS:-3}
 ctl=${LAB_CTL:?no control share: run as the router VM of lab run --peer}
 
 # put NAME TEXT writes a control file in one rename.
