@@ -85,21 +85,12 @@ func flowtableKernel() error {
 
 func newFwdRig(t *testing.T) *fwdRig {
 	t.Helper()
-	needRoot(t)
-	lab, err := labnet.New("xfw", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(lab.Close)
+	lab, netns := routerLab(t, "xfw", true)
 	if err := lab.Nft(lab.Router, fwdFlowtable); err != nil {
 		t.Fatalf("flowtable: %v", err)
 	}
-	r := &fwdRig{lab: lab}
-	r.netns, err = unix.Open("/run/netns/"+lab.Router, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(r.netns) })
+	r := &fwdRig{lab: lab, netns: netns}
+	var err error
 	r.b, err = Open(Options{Veth: true, Forward: true, MaxEntries: 1024, NetNS: r.netns})
 	if err != nil {
 		t.Fatal(err)

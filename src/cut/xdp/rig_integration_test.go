@@ -38,20 +38,28 @@ func needRoot(t *testing.T) {
 	}
 }
 
-func newRig(t *testing.T) *rig {
+// routerLab builds labnet's topology (masquerading with nat) and opens the
+// router's namespace; both go at the test's end.
+func routerLab(t *testing.T, prefix string, nat bool) (*labnet.Lab, int) {
 	t.Helper()
 	needRoot(t)
-	lab, err := labnet.New("xdp", false)
+	lab, err := labnet.New(prefix, nat)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(lab.Close)
-	r := &rig{lab: lab}
-	r.netns, err = unix.Open("/run/netns/"+lab.Router, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	netns, err := unix.Open("/run/netns/"+lab.Router, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unix.Close(r.netns) })
+	t.Cleanup(func() { unix.Close(netns) })
+	return lab, netns
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	lab, netns := routerLab(t, "xdp", false)
+	r := &rig{lab: lab, netns: netns}
 	lanMAC, wanMAC := mac(t, lab.Router, "lan0"), mac(t, lab.Router, "wan0")
 	r.client = newSender(t, lab.Client, "c0", lanMAC)
 	r.server = newSender(t, lab.Server, "s0", wanMAC)
