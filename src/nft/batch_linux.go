@@ -122,7 +122,7 @@ func (b *batch) send(conn *netlink.Conn) ([]error, error) {
 		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_END), Flags: netlink.Request},
 		Data:   nfgenmsg(unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES),
 	})
-	if _, err := conn.SendMessages(all); err != nil {
+	if err := sendAsOwnTask(conn, all); err != nil {
 		return nil, fmt.Errorf("sending nftables batch: %w", err)
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(replyTimeout))

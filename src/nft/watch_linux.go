@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
 	"github.com/mdlayher/netlink"
@@ -60,17 +58,6 @@ func (b *Backend) Watch(ctx context.Context, changed func()) error {
 			}
 		}
 	}
-}
-
-// isOwnTask reports whether the kernel task id is a thread of this process:
-// the kernel names the task (thread) that committed a generation, not the
-// process.
-func isOwnTask(tid uint32) bool {
-	if int(tid) == os.Getpid() {
-		return true
-	}
-	_, err := os.Stat("/proc/self/task/" + strconv.FormatUint(uint64(tid), 10))
-	return err == nil
 }
 
 // nf_tables message types (uapi/linux/netfilter/nf_tables.h).
