@@ -190,14 +190,14 @@ func (ld *labDaemon) udpFlow(t *testing.T, sport, dport int) *net.UDPConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		c.Write([]byte("x"))
 		out, _ := ld.lab.Exec(ld.lab.Router, "conntrack", "-L", "-p", "udp", "--sport", fmt.Sprint(sport))
 		if strings.Contains(out, "dport="+fmt.Sprint(dport)) {
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the router does not track udp %d -> %d: %s", sport, dport, out)
+			t.Fatalf("the router does not track udp %d -> %d after 30 s: %s", sport, dport, out)
 		}
 	}
 }

@@ -196,14 +196,14 @@ func TestIntegrationWatchNftSet(t *testing.T) {
 	select {
 	case at := <-inSets:
 		dropping = at.Sub(start)
-	case <-time.After(3 * time.Second):
-		t.Fatalf("only %d of %d cuts in the sets 3 s after the set addition", inserted.Load(), n)
+	case <-time.After(30 * time.Second): // a hang, not a speed: the figures above are logged
+		t.Fatalf("only %d of %d cuts in the sets 30 s after the set addition", inserted.Load(), n)
 	}
 	select {
 	case end := <-lastGone:
 		took = end.Sub(start)
-	case <-time.After(3 * time.Second):
-		t.Fatalf("%d of %d flows still tracked 3 s after the set addition (%d destroy events of %d)", r.flowsTo(t, labnet.ServerV4), n, gone.Load(), all.Load())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%d of %d flows still tracked 30 s after the set addition (%d destroy events of %d)", r.flowsTo(t, labnet.ServerV4), n, gone.Load(), all.Load())
 	}
 	s := r.eng.Summary()
 	t.Logf("set addition -> %d flows dropped in the fast path after %v, their conntrack entries gone after %v (the addition itself %v); %d cuts active", n, dropping, took, added, s.Active)
