@@ -110,7 +110,8 @@ lab_kernel() {
 	if [ -f "$dir/.unpacked" ]; then echo "$dir"; return 0; fi
 	mkdir -p "$LAB_CACHE/debs" "$dir.tmp"
 	for p in $pkgs; do
-		deb=$(ls "$LAB_CACHE/debs/${p}_"*.deb 2>/dev/null | head -n1)
+		# (no match is the normal case before a download: not an error under set -e and pipefail)
+		deb=$(ls "$LAB_CACHE/debs/${p}_"*.deb 2>/dev/null | head -n1 || true)
 		if [ -z "$deb" ]; then
 			echo "lab: downloading $p" >&2
 			if [ "$series" = 7 ]; then
