@@ -15,14 +15,14 @@ export GOTOOLCHAIN="${FASTPATH_GO_TOOLCHAIN:-go1.23.12}" CGO_ENABLED=0
 # shellcheck source=/dev/null # arches.sh is checked on its own
 . src/build/arches.sh
 
-# The OpenWrt package version, FASTPATH_VERSION-rFASTPATH_RELEASE from
-# package/version.mk: the version the SDK gives the same tree (a depth-1
-# feed clone has no history to count commits in).
+# The OpenWrt package version, FASTPATH_VERSION-rFASTPATH_RELEASE: the
+# version from package/version.mk, the release from package/release.sh, as
+# the SDK's recipes take them, so the SDK gives the same commit the same one.
 package_version() {
 	base=$(sed -n 's/^FASTPATH_VERSION:=//p' package/version.mk)
-	release=$(sed -n 's/^FASTPATH_RELEASE:=//p' package/version.mk)
+	release=$(sh package/release.sh) || return 1
 	if [ -z "$base" ] || [ -z "$release" ]; then
-		echo "cross: package/version.mk needs a FASTPATH_VERSION:= and a FASTPATH_RELEASE:= line" >&2
+		echo "cross: package/version.mk needs a FASTPATH_VERSION:= line, package/release.sh a release" >&2
 		return 1
 	fi
 	echo "$base-r$release"

@@ -43,7 +43,7 @@ cleanup() {
 trap cleanup EXIT
 
 # --- shell scripts: sh -n, busybox ash -n, shellcheck ---------------------
-scripts="files/fastpath.init files/fastpath.hotplug files/fastpath.uci-defaults $(ls src/build/*.sh)"
+scripts="files/fastpath.init files/fastpath.hotplug files/fastpath.uci-defaults package/release.sh $(ls src/build/*.sh)"
 for f in $scripts; do
 	check "sh -n $f" sh -n "$f"
 	case "$f" in
@@ -68,6 +68,14 @@ else
 	bad "shellcheck" "not installed: install shellcheck (src/build/deps.sh does)"
 fi
 
+# --- the version grows from commit to commit (opkg, apk) -----------------
+out=$(src/build/test-version.sh 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+passed=$((passed + $(printf '%s\n' "$out" | grep -c '^ok ')))
+failed=$((failed + $(printf '%s\n' "$out" | grep -c '^FAIL ')))
+[ "$rc" -eq 0 ] || printf '%s\n' "$out" | grep -q '^FAIL ' || bad "src/build/test-version.sh" "exited $rc"
+
 # --- package format -------------------------------------------------------
 version=$(cat dist/VERSION 2>/dev/null)
 ipks=$(ls dist/*.ipk 2>/dev/null)
@@ -76,6 +84,9 @@ if [ -z "$ipks" ] || [ -z "$version" ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 	exit 1
 fi
+# The recipes below give HEAD's version: make ipk must have built HEAD.
+check "dist/VERSION $version is HEAD's (a commit since make ipk: run it again)" \
+	test "${version##*-r}" = "$(sh package/release.sh)"
 
 # field FILE NAME: a control field's value.
 field() { sed -n "s/^$2: //p" "$1" | head -n 1; }
@@ -443,7 +454,8 @@ fi
 # --- the recipes, in a stand-in SDK ----------------------------------------
 # package/fastpath/Makefile and luci-app/Makefile run by make as the SDK runs
 # them: through package/feeds/fastpath/<dir>, with the feed a src-link (a
-# symlink to this checkout) and a src-git (a copy), against stand-ins for
+# symlink to this checkout) and a src-git (a copy without .git, its release
+# stamped as git archive stamps a tarball's), against stand-ins for
 # rules.mk, package.mk, golang-package.mk and luci.mk
 # (src/build/pkgtest/sdk) and the SDK's Go (1.23.12, as golang/host). What
 # they build must be what make ipk built: the same version and control
@@ -486,6 +498,7 @@ else
 		else
 			mkdir -p "$sdk/feeds/fastpath"
 			cp -R go.mod go.sum src files package luci-app "$sdk/feeds/fastpath/"
+			git archive --worktree-attributes HEAD package/release-stamp | tar -xm -C "$sdk/feeds/fastpath"
 		fi
 		ln -s ../../../feeds/fastpath/package/fastpath "$sdk/package/feeds/fastpath/fastpath"
 		ln -s ../../../feeds/fastpath/luci-app "$sdk/package/feeds/fastpath/luci-app"
