@@ -9,8 +9,9 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
-# The router's day takes one to two minutes, and up to 30 s more for each
-# check that hangs: a bad day can outlast go test's default 10 min.
+# The router's day at a 128 MB router's size takes about five minutes on
+# a loaded 2-core machine, and up to 60 s more for each check that hangs:
+# a bad day can outlast go test's default 10 min.
 GOTOOLCHAIN=local go test -count=1 -timeout 30m -run '^TestIntegration' -v ./... >"$out" 2>&1 || status=$?
 grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|FAIL|ok|PASS|panic:)|_test.go:[0-9]+:' "$out" | grep -v '^=== RUN' || true
 pass=$(grep -c -- '--- PASS: TestIntegration' "$out" || true)

@@ -1,17 +1,20 @@
 //go:build linux
 
 // The router's day is part of make test (test-root runs every
-// TestIntegration as root); make test-routers-day runs it alone.
+// TestIntegration as root); make test-routers-day runs it alone, and make
+// bench-day runs it alone with its latencies judged against their goals.
 
 package main
 
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -46,26 +49,49 @@ import (
 //   - every answer of status, cuts and flows encodes in under 1 MiB of
 //     blobmsg, ubusd's limit;
 //   - no watcher stays degraded;
-//   - the daemon's RSS and thread count stay under the bounds below.
+//   - the daemon's RSS after each event and its thread count stay under
+//     the bounds below.
+//
+// The day is a 128 MB router's: the daemon runs with the environment the
+// init script gives it there (routerEnv), thousands of cuts are active at
+// once (the bulk list's flows) and banIP's set holds over 100,000 elements.
 //
 // What must happen "eventually" (a cut, a release, a watcher's recovery)
 // is polled until it holds; what does not hold after dayHang is a
-// violation. Timing decides nothing else: cut and answer latencies are
-// measured and printed beside issue 19's goal of 1 s, since this test runs
-// on loaded shared machines. The flowtable part of the day (the kernel's
-// flowtable devices equal the plan) needs a flowtable kernel: the VM lab's
-// t_routers_day (src/lab/scenarios/tests.sh).
+// violation. Timing decides nothing else here, since make test runs on
+// loaded shared machines: cut and answer latencies are measured, and make
+// bench-day (FASTPATH_DAY_BENCH) judges them against their goals. The
+// flowtable part of the day (the kernel's flowtable devices equal the
+// plan) needs a flowtable kernel: the VM lab's t_routers_day
+// (src/lab/scenarios/tests.sh).
 const (
-	dayHang        = 30 * time.Second // past this a check that should hold is a violation (a hang, or a change never seen); 7.7 s is the worst seen on a loaded 2-core machine
-	dayGoal        = time.Second      // issue 19's goal for cuts and answers: printed, not asserted
-	dayRSSBound    = 160 << 20        // bytes; twice the most measured here; issue 19 saw 780 MB under pipelined reloads
+	dayHang        = 60 * time.Second // past this a check that should hold is a violation (a hang, or a change never seen); 23.6 s is the worst seen on a loaded 2-core machine (a cut after banIP's 100,000-element reload under the 24 MiB limit)
+	dayGoal        = time.Second      // the goal for a cut (every one) and for answers (95th percentile): make bench-day judges it
+	dayMemTotalKB  = 124000           // /proc/meminfo's MemTotal on a 128 MB router (the kernel's own memory is not in it)
 	dayThreadBound = 64               // OS threads of the daemon (it reports no goroutine count)
 	dayPort        = 9300             // the echoing far ends of the population
 	dayFar         = "10.91.0.0/16"   // every address in it is the server's
-	dayBulk        = 3000             // addresses of the bulk list, each with a live flow
-	dayBanIPSize   = 50000            // filler elements of banIP's interval set
+	dayBulk        = 3000             // addresses of the bulk list, each with a live flow: cut at once
+	dayCutsAtOnce  = 2000             // the day must reach at least this many active cuts at once
+	dayBanIPSize   = 100000           // filler elements of banIP's interval set
 	dayBurst       = 20000            // new connections per burst
 )
+
+// dayRSSOverhead is what the daemon's RSS after an event may hold beyond
+// GOMEMLIMIT, which bounds only the Go heap: the binary's text and data as
+// far as they are paged in, stacks and netlink buffers, and garbage the
+// collector has not yet returned after a reload. Measured under the 24 MiB
+// limit: 23-38 MiB after an event; the bound is 40 MiB.
+const dayRSSOverhead = 16 << 20
+
+// dayPeakRSSBound is what a 128 MB router can spare the daemon at its
+// peak (VmHWM): half its RAM, beside the kernel, its services, the
+// conntrack table and banIP's own sets. GOMEMLIMIT is soft: re-created,
+// banIP's 100,000-element set is live twice with its dump beside it, and
+// on a loaded machine the collector's CPU cap lets the heap run past the
+// limit (peaks of 54-74 MiB measured). make bench-day judges it; make test
+// does not, since the peak follows the machine's load.
+const dayPeakRSSBound = 64 << 20
 
 // dayFlow is one connection of the population: a UDP flow from the client
 // to a far end, kept alive by a send every second and echoed back.
@@ -105,7 +131,9 @@ type dayRow struct {
 	maxAnswer  int           // bytes of blobmsg
 	maxAnswerM string
 	answerLat  []time.Duration
-	rss        int // bytes
+	cuts       int // population flows and burst connections in the cut set
+	rss        int // bytes: VmRSS after the event
+	hwm        int // bytes: VmHWM, the daemon's peak RSS so far
 	threads    int
 	violations []string
 }
@@ -129,6 +157,9 @@ type day struct {
 	burst      []tkey              // the last burst's connections to listed far ends, checked once
 	stuck      map[string]bool     // checks that already outlived dayHang: reported, not waited for again
 
+	memLimit string // GOMEMLIMIT as the init script sets it
+	rssBound int    // bytes: memLimit + dayRSSOverhead, for VmRSS after an event
+
 	ubusUp     bool
 	mu         sync.Mutex      // callLats: calls may run at once
 	looks      []time.Duration // how long one evaluation takes
@@ -147,12 +178,13 @@ func TestIntegrationRoutersDay(t *testing.T) {
 		t.Skip("the netns day runs on the host kernel (make test-root); in the lab VM, t_routers_day")
 	}
 	began := time.Now()
-	ld := startLabDaemon(t, "fpday", "config fastpath 'main'\n\toption enabled '1'\n")
-	d := &day{t: t, ld: ld, listDir: t.TempDir(),
+	env, memLimit, limitBytes := routerEnv(t)
+	ld := startLabDaemon(t, "fpday", "config fastpath 'main'\n\toption enabled '1'\n", env...)
+	d := &day{t: t, ld: ld, listDir: t.TempDir(), memLimit: memLimit, rssBound: limitBytes + dayRSSOverhead,
 		lists: map[string]map[netip.Prefix]bool{}, manual: map[uint16]bool{}, manualAddr: map[netip.Addr]bool{},
 		everCut: map[uint16]bool{}, everAddr: map[netip.Addr]bool{}, cleanID: map[uint16]uint32{}, stuck: map[string]bool{}, ubusUp: true}
 	d.setup()
-	t.Logf("setup: %d flows, banIP set of %d elements, in %v", len(d.flows), dayBanIPSize+21, time.Since(began).Round(time.Millisecond))
+	t.Logf("setup: %d flows, banIP set of %d elements, in %v; the daemon runs with %s (RSS bound %d MiB)", len(d.flows), dayBanIPSize+21, time.Since(began).Round(time.Millisecond), strings.Join(env, " "), d.rssBound>>20)
 
 	local := filepath.Join(d.listDir, "local.txt")
 	bulk := filepath.Join(d.listDir, "bulk.txt")
@@ -321,6 +353,33 @@ func TestIntegrationRoutersDay(t *testing.T) {
 		d.rows = append(d.rows, row)
 	}
 	d.report(time.Since(began))
+}
+
+// routerEnv is the daemon's environment on a 128 MB router: GOMEMLIMIT
+// from the init script's own go_memlimit on that router's meminfo, and
+// GOGC at Go's default, which the init script leaves alone (a GOGC in the
+// test's environment must not leak in). It returns the limit as text and
+// in bytes.
+func routerEnv(t *testing.T) (env []string, limit string, bytes int) {
+	t.Helper()
+	meminfo := filepath.Join(t.TempDir(), "meminfo")
+	if err := os.WriteFile(meminfo, []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        %d kB\n", dayMemTotalKB, dayMemTotalKB/2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	initScript, err := filepath.Abs("../../../files/fastpath.init")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", `. "$1" && go_memlimit "$2"`, "sh", initScript, meminfo).Output()
+	if err != nil {
+		t.Fatalf("go_memlimit of %s: %v", initScript, err)
+	}
+	limit = strings.TrimSpace(string(out))
+	mib, err := strconv.Atoi(strings.TrimSuffix(limit, "MiB"))
+	if err != nil || !strings.HasSuffix(limit, "MiB") {
+		t.Fatalf("go_memlimit said %q; want N MiB", limit)
+	}
+	return []string{"GOMEMLIMIT=" + limit, "GOGC=100"}, limit, mib << 20
 }
 
 // setup routes the far range to the server, starts its echo and sinks,
@@ -873,8 +932,8 @@ func (d *day) answer(method string, args map[string]any) (ubus.Table, int, time.
 	return a, len(enc), lat, nil
 }
 
-// procStatus reads the daemon's VmRSS (bytes) and Threads.
-func (d *day) procStatus() (rss, threads int) {
+// procStatus reads the daemon's VmRSS and VmHWM (bytes) and Threads.
+func (d *day) procStatus() (rss, hwm, threads int) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.ld.proc.Pid))
 	if err != nil {
 		d.t.Fatalf("the daemon's /proc status: %v", err)
@@ -888,11 +947,14 @@ func (d *day) procStatus() (rss, threads int) {
 		case "VmRSS:":
 			kb, _ := strconv.Atoi(f[1])
 			rss = kb << 10
+		case "VmHWM:":
+			kb, _ := strconv.Atoi(f[1])
+			hwm = kb << 10
 		case "Threads:":
 			threads, _ = strconv.Atoi(f[1])
 		}
 	}
-	return rss, threads
+	return rss, hwm, threads
 }
 
 // check runs the invariants after event n until the eventual ones hold or
@@ -970,9 +1032,10 @@ func (d *day) check(n int, name string, took time.Duration, newCuts bool) dayRow
 			}
 		}
 	}
-	row.rss, row.threads = d.procStatus()
-	if row.rss > dayRSSBound {
-		row.violations = append(row.violations, fmt.Sprintf("[RSS] %d MiB, over the bound of %d MiB", row.rss>>20, dayRSSBound>>20))
+	row.cuts = ev.cuts + ev.burstCut
+	row.rss, row.hwm, row.threads = d.procStatus()
+	if row.rss > d.rssBound {
+		row.violations = append(row.violations, fmt.Sprintf("[RSS] %d MiB after the event, over the bound of %d MiB (GOMEMLIMIT %s + %d MiB)", row.rss>>20, d.rssBound>>20, d.memLimit, dayRSSOverhead>>20))
 	}
 	if row.threads > dayThreadBound {
 		row.violations = append(row.violations, fmt.Sprintf("[threads] %d, over the bound of %d", row.threads, dayThreadBound))
@@ -986,9 +1049,9 @@ func (d *day) check(n int, name string, took time.Duration, newCuts bool) dayRow
 	if row.cutLatency >= 0 {
 		cl = row.cutLatency.Round(time.Millisecond).String()
 	}
-	d.t.Logf("event %2d %-70.70s took %7v, settled %7v, cut latency %7s, %4d flows cut, answers max %7d B (%s), worst %v, RSS %3d MiB, %2d threads, %d violations",
-		n, name, took.Round(time.Millisecond), row.settle.Round(time.Millisecond), cl, ev.cuts, row.maxAnswer, row.maxAnswerM,
-		worst(row.answerLat).Round(time.Millisecond), row.rss>>20, row.threads, len(row.violations))
+	d.t.Logf("event %2d %-70.70s took %7v, settled %7v, cut latency %7s, %4d cuts active, answers max %7d B (%s), worst %v, RSS %3d MiB (peak %d), %2d threads, %d violations",
+		n, name, took.Round(time.Millisecond), row.settle.Round(time.Millisecond), cl, row.cuts, row.maxAnswer, row.maxAnswerM,
+		worst(row.answerLat).Round(time.Millisecond), row.rss>>20, row.hwm>>20, row.threads, len(row.violations))
 	// Every violation is printed once, when it is new; one that lasts into
 	// later events is counted there by kind.
 	still := map[string]int{}
@@ -1072,6 +1135,45 @@ func worst(ds []time.Duration) time.Duration {
 	return w
 }
 
+// percentile is the p-th percentile of ds by nearest rank (p in 0-100).
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := (p*len(s) + 99) / 100
+	return s[max(rank, 1)-1]
+}
+
+// dayFigure is one row of the day's report: a latency's distribution or
+// a size, against its goal.
+type dayFigure struct {
+	Name  string  `json:"name"`
+	N     int     `json:"n,omitempty"`
+	P50ms float64 `json:"p50_ms,omitempty"`
+	P95ms float64 `json:"p95_ms,omitempty"`
+	MaxMs float64 `json:"max_ms,omitempty"`
+	Value string  `json:"value,omitempty"`
+	Goal  string  `json:"goal"`
+	Met   bool    `json:"met"`
+	timed bool    // judged only by make bench-day
+}
+
+func ms(d time.Duration) float64 { return float64(d.Round(100*time.Microsecond)) / 1e6 }
+
+// latencyFigure judges ds by its worst value (every one within the goal)
+// or by its 95th percentile.
+func latencyFigure(name string, ds []time.Duration, byP95 bool) dayFigure {
+	f := dayFigure{Name: name, N: len(ds), P50ms: ms(percentile(ds, 50)), P95ms: ms(percentile(ds, 95)), MaxMs: ms(worst(ds)), timed: true}
+	if byP95 {
+		f.Goal, f.Met = fmt.Sprintf("p95 <= %v", dayGoal), percentile(ds, 95) <= dayGoal
+	} else {
+		f.Goal, f.Met = fmt.Sprintf("max <= %v", dayGoal), worst(ds) <= dayGoal
+	}
+	return f
+}
+
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -1081,10 +1183,13 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// report prints the day's figures and fails on any violation.
+// report prints the day's figures and fails on any violation or when the
+// day did not reach its size. Its latencies are judged against their goals
+// only under make bench-day (FASTPATH_DAY_BENCH=FILE, which also writes
+// them to FILE as JSON): make test runs on loaded shared machines.
 func (d *day) report(total time.Duration) {
 	var cutLats []time.Duration
-	maxAnswer, maxRSS, maxThreads, violations, carried := 0, 0, 0, 0, 0
+	maxAnswer, maxRSS, maxHWM, maxThreads, maxCuts, violations, carried := 0, 0, 0, 0, 0, 0, 0
 	maxAnswerM := ""
 	var failed []string
 	for _, r := range d.rows {
@@ -1094,7 +1199,7 @@ func (d *day) report(total time.Duration) {
 		if r.maxAnswer > maxAnswer {
 			maxAnswer, maxAnswerM = r.maxAnswer, r.maxAnswerM
 		}
-		maxRSS, maxThreads = max(maxRSS, r.rss), max(maxThreads, r.threads)
+		maxRSS, maxHWM, maxThreads, maxCuts = max(maxRSS, r.rss), max(maxHWM, r.hwm), max(maxThreads, r.threads), max(maxCuts, r.cuts)
 		fresh := 0
 		for _, v := range r.violations {
 			if !strings.HasSuffix(v, "(still)") {
@@ -1107,15 +1212,36 @@ func (d *day) report(total time.Duration) {
 			failed = append(failed, strconv.Itoa(r.n))
 		}
 	}
-	d.t.Logf("router's day: %d events in %v", len(d.rows), total.Round(time.Second))
-	d.t.Logf("  %-44s %v", "events", len(d.rows))
-	d.t.Logf("  %-44s %d bytes (%s; ubusd's limit %d)", "max answer size (blobmsg)", maxAnswer, maxAnswerM, ubus.MaxMessageLen)
-	d.t.Logf("  %-44s %d MiB (bound %d MiB)", "max RSS", maxRSS>>20, dayRSSBound>>20)
-	d.t.Logf("  %-44s %d (bound %d; the daemon reports no goroutine count)", "max OS threads", maxThreads, dayThreadBound)
-	d.t.Logf("  %-44s worst %v, median %v over the %d events that listed something (goal %v; hang bound %v; one look takes %v median)",
-		"cut latency (event's end to all cut)", worst(cutLats).Round(time.Millisecond), median(cutLats).Round(time.Millisecond), len(cutLats), dayGoal, dayHang, median(d.looks).Round(time.Millisecond))
-	d.t.Logf("  %-44s worst %v, median %v over %d answers (goal %v)", "answer latency: status, cuts, flows", worst(d.answerLats).Round(time.Millisecond), median(d.answerLats).Round(time.Millisecond), len(d.answerLats), dayGoal)
-	d.t.Logf("  %-44s worst %v, median %v over %d calls (goal %v)", "answer latency: reload, set, cut, uncut", worst(d.callLats).Round(time.Millisecond), median(d.callLats).Round(time.Millisecond), len(d.callLats), dayGoal)
+	benchFile := os.Getenv("FASTPATH_DAY_BENCH")
+	figures := []dayFigure{
+		latencyFigure("cut latency (event's end to all cut)", cutLats, false),
+		latencyFigure("answers: status, cuts, flows", d.answerLats, true),
+		latencyFigure("calls: reload, set, cut, uncut", d.callLats, true),
+		{Name: "RSS after an event (VmRSS)", Value: fmt.Sprintf("%d MiB", maxRSS>>20), Goal: fmt.Sprintf("<= %d MiB", d.rssBound>>20), Met: maxRSS <= d.rssBound},
+		{Name: "peak RSS (VmHWM)", Value: fmt.Sprintf("%d MiB", maxHWM>>20), Goal: fmt.Sprintf("<= %d MiB", dayPeakRSSBound>>20), Met: maxHWM <= dayPeakRSSBound, timed: true},
+		{Name: "cuts active at once", Value: strconv.Itoa(maxCuts), Goal: fmt.Sprintf(">= %d", dayCutsAtOnce), Met: maxCuts >= dayCutsAtOnce},
+		{Name: "banIP set (elements)", Value: strconv.Itoa(dayBanIPSize + 21), Goal: ">= 100000", Met: dayBanIPSize+21 >= 100000},
+	}
+	d.t.Logf("router's day at a 128 MB router's size: %d events in %v; the daemon with GOMEMLIMIT=%s (the init script's, MemTotal %d kB), GOGC default",
+		len(d.rows), total.Round(time.Second), d.memLimit, dayMemTotalKB)
+	d.t.Logf("  %-40s %5s %9s %9s %9s  %-12s %s", "figure", "n", "p50", "p95", "max", "goal", "")
+	for _, f := range figures {
+		verdict := "missed"
+		if f.Met {
+			verdict = "met"
+		}
+		if f.timed && benchFile == "" {
+			verdict = "(judged by make bench-day)"
+		}
+		if f.Value != "" {
+			d.t.Logf("  %-40s %5s %9s %9s %9s  %-12s %s", f.Name, "", "", "", f.Value, f.Goal, verdict)
+			continue
+		}
+		d.t.Logf("  %-40s %5d %7.0fms %7.0fms %7.0fms  %-12s %s", f.Name, f.N, f.P50ms, f.P95ms, f.MaxMs, f.Goal, verdict)
+	}
+	d.t.Logf("  %-40s %d bytes (%s; ubusd's limit %d)", "max answer size (blobmsg)", maxAnswer, maxAnswerM, ubus.MaxMessageLen)
+	d.t.Logf("  %-40s %d (bound %d; the daemon reports no goroutine count)", "max OS threads", maxThreads, dayThreadBound)
+	d.t.Logf("  %-40s %v median (hang bound %v)", "one look at the router", median(d.looks).Round(time.Millisecond), dayHang)
 	if d.ubusUp {
 		if a, _, _, err := d.answer("status", nil); err == nil {
 			var st struct {
@@ -1128,13 +1254,25 @@ func (d *day) report(total time.Duration) {
 			}
 			if ubus.Decode(a, &st) == nil {
 				for _, w := range st.Watchers {
-					d.t.Logf("  watcher %-36s %s, %d restarts (last error: %s)", w.Name, w.State, w.Restarts, w.LastError)
+					d.t.Logf("  watcher %-32s %s, %d restarts (last error: %s)", w.Name, w.State, w.Restarts, w.LastError)
 				}
 			}
 		}
 	}
-	d.t.Logf("  %-44s %d (new in events %s; and %d reports of them lasting into later events)", "invariant violations", violations, strings.Join(failed, ", "), carried)
+	d.t.Logf("  %-40s %d (new in events %s; and %d reports of them lasting into later events)", "invariant violations", violations, strings.Join(failed, ", "), carried)
+	if benchFile != "" {
+		out, _ := json.MarshalIndent(map[string]any{
+			"events": len(d.rows), "seconds": total.Seconds(), "gomemlimit": d.memLimit, "rss_bound_mib": d.rssBound >> 20,
+			"invariant_violations": violations, "figures": figures,
+		}, "", "  ")
+		if err := os.WriteFile(benchFile, append(out, '\n'), 0o644); err != nil {
+			d.t.Errorf("bench report: %v", err)
+		}
+	}
 	if violations > 0 {
 		d.t.Errorf("the router's day had %d invariant violations, new in events %s (each is printed above)", violations, strings.Join(failed, ", "))
+	}
+	if maxCuts < dayCutsAtOnce {
+		d.t.Errorf("the day reached %d active cuts at once at most; a 128 MB router's day has at least %d", maxCuts, dayCutsAtOnce)
 	}
 }

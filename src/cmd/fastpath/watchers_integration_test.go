@@ -56,15 +56,16 @@ type labDaemon struct {
 // startLabDaemon builds the topology, a UCI root whose network has the
 // router's lan0 and wan0, and starts `fastpath daemon` in the router's
 // namespace. fastpathConfig is /etc/config/fastpath.
-func startLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
+func startLabDaemon(t *testing.T, prefix, fastpathConfig string, env ...string) *labDaemon {
 	t.Helper()
-	ld := newLabDaemon(t, prefix, fastpathConfig)
+	ld := newLabDaemon(t, prefix, fastpathConfig, env...)
 	ld.waitReady(t)
 	return ld
 }
 
-// newLabDaemon starts the daemon without waiting for it to answer.
-func newLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
+// newLabDaemon starts the daemon without waiting for it to answer; env
+// (NAME=value) is added to the test's own environment.
+func newLabDaemon(t *testing.T, prefix, fastpathConfig string, env ...string) *labDaemon {
 	t.Helper()
 	if m := labnet.Missing(); m != "" {
 		t.Skip("needs " + m)
@@ -100,6 +101,9 @@ func newLabDaemon(t *testing.T, prefix, fastpathConfig string) *labDaemon {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := exec.CommandContext(ctx, "ip", "netns", "exec", lab.Router, bin, "daemon", "-v", "--root", root, "--ubus", sock)
+	if len(env) > 0 {
+		d.Env = append(os.Environ(), env...)
+	}
 	ld := &labDaemon{lab: lab, root: root, sock: sock, broker: broker, logs: &lockedBuffer{}, exited: make(chan struct{})}
 	t.Cleanup(func() { ld.broker.Close() })
 	d.Stderr = ld.logs
