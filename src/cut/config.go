@@ -23,13 +23,13 @@ const (
 
 // Config is the cut part of /etc/config/fastpath.
 type Config struct {
-	Enabled    bool              `json:"enabled"`              // the cut feature at all (fastpath.main.enabled)
-	InFastpath bool              `json:"in_fastpath"`          // cut_in_fastpath: drop in the netdev ingress path; off: only delete conntrack entries
-	Expiry     time.Duration     `json:"expiry"`               // cut_expiry: how long a cut outlives its last frame
-	SetSize    int               `json:"set_size"`             // cut_set_size: elements per set (IPv4, IPv6)
-	MinPrefix4 int               `json:"min_prefix4"`          // cut_min_prefix4: shorter IPv4 prefixes are not cut unless forced
-	MinPrefix6 int               `json:"min_prefix6"`          // cut_min_prefix6
-	Backend    string            `json:"backend"`              // cut_backend: BackendAuto, BackendXDP or BackendNetdev
+	Enabled    bool          `json:"enabled"`     // the cut feature at all (fastpath.main.enabled)
+	InFastpath bool          `json:"in_fastpath"` // cut_in_fastpath: drop in the netdev ingress path; off: only delete conntrack entries
+	Expiry     time.Duration `json:"expiry"`      // cut_expiry: how long a cut outlives its last frame
+	SetSize    int           `json:"set_size"`    // cut_set_size: elements per set (IPv4, IPv6)
+	MinPrefix4 int           `json:"min_prefix4"` // cut_min_prefix4: shorter IPv4 prefixes are not cut unless forced
+	MinPrefix6 int           `json:"min_prefix6"` // cut_min_prefix6
+	Backend    string        `json:"backend"`     // cut_backend: BackendAuto, BackendXDP or BackendNetdev
 	// XDPForward adds forwarding to the XDP program (xdp_forward, as the
 	// plan allows it): the cut and the forward share a device's one XDP
 	// slot, and the cut must come first.
@@ -49,12 +49,16 @@ const (
 	KindNftSet = "nftset"
 	KindFile   = "file"
 	KindList   = "list"
+	// Presets: every block set of a tool, followed as it makes and drops
+	// them (package blocklist, presets.go).
+	KindBanIP    = "banip"    // banIP 1.8: each <feed>.v4 and <feed>.v6 set of table inet banIP but the allowlist's
+	KindCrowdSec = "crowdsec" // CrowdSec's firewall bouncer: ip crowdsec crowdsec-blacklists, ip6 crowdsec6 crowdsec6-blacklists
 )
 
 // BlocklistConfig is one `config blocklist` section.
 type BlocklistConfig struct {
 	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`             // KindNftSet, KindFile or KindList
+	Kind      string   `json:"kind"`             // KindNftSet, KindFile, KindList, KindBanIP or KindCrowdSec
 	Family    string   `json:"family,omitempty"` // nftset: table family (inet, ip, ip6, bridge, netdev, arp)
 	Table     string   `json:"table,omitempty"`  // nftset
 	Set       string   `json:"set,omitempty"`    // nftset
@@ -166,9 +170,13 @@ func (b BlocklistConfig) Check() error {
 		if !strings.HasPrefix(b.Path, "/") {
 			return fmt.Errorf("type file needs option path, an absolute file name (got %q)", b.Path)
 		}
+	case KindBanIP, KindCrowdSec:
+		if b.Table != "" || b.Set != "" {
+			return fmt.Errorf("type %s finds the tool's sets by itself: drop options table and set (or use type nftset for one set)", b.Kind)
+		}
 	case KindList:
 	default:
-		return fmt.Errorf("type %q: use nftset, file or list", b.Kind)
+		return fmt.Errorf("type %q: use nftset, banip, crowdsec, file or list", b.Kind)
 	}
 	return nil
 }

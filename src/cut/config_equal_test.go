@@ -62,3 +62,16 @@ func TestNormalizedCutBackend(t *testing.T) {
 		t.Fatalf("bad backend: %v", err)
 	}
 }
+
+// TestPresetKindsCheck: types banip and crowdsec need no options, and
+// refuse a table or set (that is type nftset's).
+func TestPresetKindsCheck(t *testing.T) {
+	for _, kind := range []string{KindBanIP, KindCrowdSec} {
+		if err := (BlocklistConfig{Name: "x", Kind: kind}).Check(); err != nil {
+			t.Errorf("type %s: %v", kind, err)
+		}
+		if err := (BlocklistConfig{Name: "x", Kind: kind, Table: "banIP", Set: "blocklist.v4"}).Check(); err == nil {
+			t.Errorf("type %s with a set accepted", kind)
+		}
+	}
+}

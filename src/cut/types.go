@@ -76,7 +76,7 @@ type Backend struct {
 // Blocklist is one watched source of addresses.
 type Blocklist struct {
 	Name    string   `json:"name"`
-	Kind    string   `json:"kind"` // "nftset", "file", "uci"
+	Kind    string   `json:"kind"` // "nftset", "banip", "crowdsec", "file", "uci"
 	Source  string   `json:"source"`
 	Entries int      `json:"entries"`
 	Errors  []string `json:"errors,omitempty"` // malformed lines, with line numbers

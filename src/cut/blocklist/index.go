@@ -16,6 +16,9 @@ type Lists struct {
 	mu     sync.RWMutex
 	byName map[string]*listState
 	index  *listIndex // of byName, rebuilt or extended with them
+	// regroup: a list came or went (a preset's set) since the index was
+	// built; the next change rebuilds it.
+	regroup bool
 }
 
 func newLists(byName map[string]*listState) *Lists {
@@ -51,7 +54,25 @@ func (ls *Lists) Report() []cut.Blocklist {
 	defer ls.mu.Unlock()
 	var out []cut.Blocklist
 	for _, name := range sortedKeys(ls.byName) {
-		out = append(out, ls.byName[name].report())
+		l := ls.byName[name]
+		if l.preset == nil {
+			out = append(out, l.report())
+			continue
+		}
+		// A preset reports through its sets; itself only when it has
+		// none, or sets it could not follow.
+		children := childCount(ls.byName, l.preset)
+		if children > 0 && len(l.problems) == 0 {
+			continue
+		}
+		r := l.report()
+		if children == 0 {
+			r.Errors = append([]string{l.preset.waiting()}, r.Errors...)
+			if r.ErrorsTotal > 0 {
+				r.ErrorsTotal++
+			}
+		}
+		out = append(out, r)
 	}
 	return out
 }
@@ -59,11 +80,17 @@ func (ls *Lists) Report() []cut.Blocklist {
 // changed brings the index up to date after d. The caller holds ls.mu.
 func (ls *Lists) changed(d delta) {
 	switch {
-	case d.removed:
-		ls.index = buildIndex(ls.byName)
+	case d.removed || ls.regroup:
+		ls.index, ls.regroup = buildIndex(ls.byName), false
 	case !d.added.empty():
 		ls.index.extend(d.added)
 	}
+}
+
+// drop takes a list out. The caller holds ls.mu and calls changed.
+func (ls *Lists) drop(name string) {
+	delete(ls.byName, name)
+	ls.regroup = true
 }
 
 // Listing is why an address is listed: the list and its range.

@@ -28,17 +28,30 @@ type listState struct {
 	pts      [2]pointSet // IPv4, IPv6
 	pending  []pointChange
 	reset    bool // the set (or its table) went in this transaction
+
+	exp expiry // when a set with timeouts is to be read again
+
+	// Presets: a preset's own list holds nothing and reports only while
+	// none of its sets exists or it has problems (preset); the list of
+	// each set it follows names it (parent) and goes with the set (gone:
+	// deleted in the transaction under way, and not made again so far).
+	preset *preset
+	parent *preset
+	gone   bool
 }
 
 func newListState(cfg cut.BlocklistConfig) *listState {
 	l := &listState{cfg: cfg, minBits: [2]int{cut.DefaultMinPrefix4, cut.DefaultMinPrefix6}}
-	switch cfg.Kind {
-	case cut.KindNftSet:
+	switch {
+	case cfg.Set != "":
 		l.source = cfg.Family + " " + cfg.Table + " " + cfg.Set
-	case cut.KindFile:
+	case cfg.Kind == cut.KindFile:
 		l.source = cfg.Path
 	default:
 		l.source = "/etc/config/fastpath"
+	}
+	if p, ok := presetOf(cfg); ok && cfg.Set == "" {
+		l.preset, l.source = p, p.source()
 	}
 	return l
 }

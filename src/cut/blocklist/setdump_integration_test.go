@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/fastpath-wrt/fastpath/src/lab/labnet"
 )
@@ -45,7 +47,12 @@ func TestIntegrationSetDumpReadsEveryElement(t *testing.T) {
 		var want []nftables.SetElement
 		if err := labnet.In(lab.Router, func() error {
 			var err error
-			if got, err = dumpSetElements(nftFamilies["inet"], "banIP", name); err != nil {
+			conn, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			if got, err = dumpSetElements(conn, nftFamilies["inet"], "banIP", name); err != nil {
 				return err
 			}
 			c, err := nftables.New()

@@ -18,14 +18,10 @@ import (
 // time; read 64 KiB at a time, 120 parts and under 1 s.
 const dumpBufSize = 64 << 10
 
-// dumpSetElements reads every element of a set (nft list set) in the
-// caller's network namespace.
-func dumpSetElements(family uint8, table, set string) ([]rawElem, error) {
-	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
+// dumpSetElements reads every element of a set (nft list set) through
+// conn, in the network namespace conn was opened in. A dump that failed
+// half-way leaves no harm: a later one reads only its own answer.
+func dumpSetElements(conn *netlink.Conn, family uint8, table, set string) ([]rawElem, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.String(attrElemListTable, table)
 	ae.String(attrElemListSet, set)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/mdlayher/netlink"
 )
@@ -30,6 +32,8 @@ const (
 	attrListElem        = 1 // NFTA_LIST_ELEM
 	attrElemKey         = 1 // NFTA_SET_ELEM_KEY
 	attrElemFlags       = 3 // NFTA_SET_ELEM_FLAGS
+	attrElemTimeout     = 4 // NFTA_SET_ELEM_TIMEOUT: ms, be64
+	attrElemExpiration  = 5 // NFTA_SET_ELEM_EXPIRATION: ms left when the message was made, be64
 	attrElemKeyEnd      = 10
 	attrDataValue       = 1 // NFTA_DATA_VALUE
 	elemFlagIntervalEnd = 1 // NFT_SET_ELEM_INTERVAL_END
@@ -41,6 +45,25 @@ const (
 type rawElem struct {
 	Key, KeyEnd []byte
 	IntervalEnd bool
+	// Timeout and Expires are the element's timeout and the time it had
+	// left when the kernel wrote the message (0 and false: it never
+	// expires). The kernel expires it by itself, and may not say so.
+	Timeout    time.Duration
+	Expires    time.Duration
+	HasExpires bool
+}
+
+// life is how long the element had left when its message was made, and
+// whether it expires at all: the expiration where the kernel sent one,
+// else its whole timeout (the latest it can expire).
+func (e rawElem) life() (time.Duration, bool) {
+	switch {
+	case e.HasExpires:
+		return e.Expires, true
+	case e.Timeout > 0:
+		return e.Timeout, true
+	}
+	return 0, false
 }
 
 // setEventKind is what a notification of the nf_tables group that a block
@@ -141,6 +164,14 @@ func parseSetEvent(msgType uint16, data []byte) (setEvent, error) {
 								if b := ead.Bytes(); len(b) == 4 {
 									el.IntervalEnd = binary.BigEndian.Uint32(b)&elemFlagIntervalEnd != 0
 								}
+							case attrElemTimeout:
+								if ms, ok := be64(ead.Bytes()); ok {
+									el.Timeout = msDuration(ms)
+								}
+							case attrElemExpiration:
+								if ms, ok := be64(ead.Bytes()); ok {
+									el.Expires, el.HasExpires = msDuration(ms), true
+								}
 							}
 						}
 						return nil
@@ -155,6 +186,21 @@ func parseSetEvent(msgType uint16, data []byte) (setEvent, error) {
 		return ev, fmt.Errorf("nf_tables message: %w", err)
 	}
 	return ev, nil
+}
+
+// be64 reads an 8-byte big-endian attribute.
+func be64(b []byte) (uint64, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b), true
+}
+
+// msDuration turns the kernel's milliseconds into a duration, capped so
+// that a malformed message cannot overflow it (the cap is 292 years).
+func msDuration(ms uint64) time.Duration {
+	const most = uint64(math.MaxInt64 / int64(time.Millisecond))
+	return time.Duration(min(ms, most)) * time.Millisecond
 }
 
 // dataValue unwraps the NFTA_DATA_VALUE inside a key attribute.

@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/fastpath-wrt/fastpath/src/cut"
 	"github.com/fastpath-wrt/fastpath/src/nftevents"
-	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -33,9 +33,12 @@ type Watch struct {
 	lists *Lists
 	ctx   context.Context
 	nft   []cut.BlocklistConfig // the sets watched
-	hub   *nftevents.Hub
-	sets  *nftevents.Sub
-	ino   *os.File
+	// presets follow the sets of a tool (banIP, CrowdSec) as they come.
+	presets []*preset
+	hub     *nftevents.Hub
+	sets    *nftevents.Sub
+	read    *setReader // in the namespace Open ran in
+	ino     *os.File
 
 	// The addresses lists gained wait in added until Added takes them, so
 	// a burst of notifications costs the engine one conntrack pass, not
@@ -65,11 +68,13 @@ func Open(ctx context.Context, cfg cut.Config, hub *nftevents.Hub) (*Watch, erro
 				continue
 			}
 			w.nft = append(w.nft, b)
+		case cut.KindBanIP, cut.KindCrowdSec:
+			w.presets = append(w.presets, l.preset)
 		case cut.KindFile:
 			dirs[filepath.Dir(b.Path)] = true
 		}
 	}
-	if len(w.nft) > 0 {
+	if len(w.nft) > 0 || len(w.presets) > 0 {
 		if hub == nil {
 			var err error
 			if hub, err = nftevents.Open(0); err != nil {
@@ -81,6 +86,11 @@ func Open(ctx context.Context, cfg cut.Config, hub *nftevents.Hub) (*Watch, erro
 		if err := w.sets.Err(); err != nil {
 			w.Close()
 			return nil, fmt.Errorf("watch nftables sets: %w", err)
+		}
+		var err error
+		if w.read, err = openSetReader(); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("read nftables sets: %w", err)
 		}
 	}
 	if len(dirs) > 0 {
@@ -114,23 +124,12 @@ func Open(ctx context.Context, cfg cut.Config, hub *nftevents.Hub) (*Watch, erro
 			ps, problems := readListFile(l.cfg)
 			l.problems = append(l.problems, problems...)
 			l.replacePrefixes(ps)
-		case cut.KindNftSet:
-			if _, ok := nftFamilies[l.cfg.Family]; !ok {
-				continue
-			}
-			els, interval, problem := readSet(l.cfg)
-			if problem != "" {
-				l.problems = []string{problem}
-				continue
-			}
-			els, bound := boundElems(els, interval, l.cfg.Name)
-			_, l.problems = l.load(els, interval)
-			if bound != "" {
-				l.problems = append(l.problems, bound)
-			}
 		}
 	}
 	w.lists = newLists(byName)
+	if w.read != nil {
+		w.readSets() // the sets, and those of presets
+	}
 	return w, nil
 }
 
@@ -144,6 +143,9 @@ func (w *Watch) Close() {
 	}
 	if w.ino != nil {
 		w.ino.Close()
+	}
+	if w.read != nil {
+		w.read.close()
 	}
 }
 
@@ -208,23 +210,6 @@ func (w *Watch) changed(d delta, removed func()) {
 	}
 }
 
-// readSet reads a watched nftables set through a dump; problem says why
-// it could not.
-func readSet(b cut.BlocklistConfig) (els []rawElem, interval bool, problem string) {
-	conn, err := nftables.New()
-	if err == nil {
-		t := &nftables.Table{Name: b.Table, Family: nftables.TableFamily(nftFamilies[b.Family])}
-		var set *nftables.Set
-		set, err = conn.GetSetByName(t, b.Set)
-		if err == nil {
-			if els, err = dumpSetElements(nftFamilies[b.Family], b.Table, b.Set); err == nil {
-				return els, set.Interval, ""
-			}
-		}
-	}
-	return nil, false, fmt.Sprintf("set %s %s %s: %v (watching for it; additions are cut once it exists)", b.Family, b.Table, b.Set, err)
-}
-
 // watchSets follows the notifications of the watched sets: elements
 // added and deleted, the set or its table deleted or created. A
 // transaction's changes apply when it commits (NEWGEN), so banIP's reload
@@ -235,11 +220,20 @@ func (w *Watch) watchSets(removed func()) error {
 	sub := w.sets
 	dirty := map[string]bool{}
 	defer func() { sub.Close() }() // the latest subscription
+	expiries := newRereadTimer()
+	defer expiries.stop()
+	expiries.arm(ls.nextReread())
 	for {
 		var msgs []netlink.Message
 		select {
 		case <-w.ctx.Done():
 			return nil
+		case <-expiries.c():
+			if len(dirty) == 0 { // else after the commit
+				w.rereadDue(removed)
+				expiries.arm(ls.nextReread())
+			}
+			continue
 		case m, ok := <-sub.Messages():
 			if ok {
 				msgs = m
@@ -258,7 +252,8 @@ func (w *Watch) watchSets(removed func()) error {
 				return fmt.Errorf("watch nftables sets: %w", err)
 			}
 			clear(dirty)
-			w.resyncSets(removed)
+			w.changed(w.readSets(), removed)
+			expiries.arm(ls.nextReread())
 			continue
 		}
 		for _, m := range msgs {
@@ -273,32 +268,38 @@ func (w *Watch) watchSets(removed func()) error {
 				}
 				continue
 			}
-			for _, b := range w.nft {
-				if ev.Family != nftFamilies[b.Family] || ev.Table != b.Table || (ev.Kind != tableDeleted && ev.Set != b.Set) {
-					continue
-				}
-				ls.mu.Lock()
-				l := ls.byName[b.Name]
+			now := time.Now()
+			ls.mu.Lock()
+			for _, l := range w.affected(ev) {
+				name := l.cfg.Name
 				switch ev.Kind {
 				case elemsAdded:
 					if l.cover.len()+len(l.pending)/2 >= cut.MaxListEntries { // ranges: a cheap lower bound of the entries
-						l.problems = boundedProblems(l.problems, []string{fmt.Sprintf("blocklist %s: more than %d entries (MaxListEntries): later additions are not followed; split the set", b.Name, cut.MaxListEntries)})
+						l.problems = boundedProblems(l.problems, []string{fmt.Sprintf("blocklist %s: more than %d entries (MaxListEntries): later additions are not followed; split the set", name, cut.MaxListEntries)})
 						break
 					}
+					l.exp.note(ev.Elems, now)
 					fallthrough
 				case elemsDeleted:
 					if problems := l.queue(ev.Elems, ev.Kind == elemsAdded); len(problems) > 0 {
 						l.problems = boundedProblems(l.problems, problems)
 					}
 				case setAdded:
-					l.interval, l.problems = ev.Interval, nil
+					l.interval, l.problems, l.gone = ev.Interval, nil, false
 				case setDeleted, tableDeleted:
 					l.dropAll(l.interval)
+					if l.parent != nil {
+						l.gone = true // dropped at the commit unless made again
+						break
+					}
 					l.problems = []string{fmt.Sprintf("set %s was deleted (watching for it; additions are cut once it exists again)", l.source)}
 				}
-				ls.mu.Unlock()
-				dirty[b.Name] = true
+				dirty[name] = true
 			}
+			ls.mu.Unlock()
+		}
+		if len(dirty) == 0 {
+			expiries.arm(ls.nextReread())
 		}
 	}
 }
@@ -311,36 +312,13 @@ func (w *Watch) commit(dirty map[string]bool, removed func()) {
 	for name := range dirty {
 		if l := ls.byName[name]; l != nil {
 			d.join(l.commit())
+			if l.gone {
+				ls.drop(name)
+			}
 		}
 	}
 	ls.changed(d)
 	ls.mu.Unlock()
-	w.changed(d, removed)
-}
-
-// resyncSets reads the watched sets again after lost notifications.
-func (w *Watch) resyncSets(removed func()) {
-	ls := w.lists
-	var d delta
-	for _, b := range w.nft {
-		els, interval, problem := readSet(b)
-		ls.mu.Lock()
-		l := ls.byName[b.Name]
-		if problem != "" {
-			d.join(l.replace(Set{}, 0))
-			l.pts, l.pending, l.reset = [2]pointSet{}, nil, false
-			l.problems = []string{problem}
-		} else {
-			els, bound := boundElems(els, interval, b.Name)
-			ld, problems := l.load(els, interval)
-			d.join(ld)
-			if l.problems = problems; bound != "" {
-				l.problems = append(l.problems, bound)
-			}
-		}
-		ls.changed(d)
-		ls.mu.Unlock()
-	}
 	w.changed(d, removed)
 }
 
