@@ -318,6 +318,16 @@ for ipk in $ipks; do
 	check "uci-defaults adds the main section to an emptied config" \
 		grep -qx "uci batch: set fastpath.main=fastpath" "$root/tmp/calls.log"
 	cp "files/fastpath.config" "$root/etc/config/fastpath"
+	# With banIP and the CrowdSec bouncer installed, their block lists are
+	# offered, off; without them nothing is added (checked above).
+	reset
+	cp "files/fastpath.uci-defaults" "$root/etc/uci-defaults/90-fastpath"
+	: >"$root/etc/config/banip"
+	mkdir -p "$root/etc/init.d" && printf '#!/bin/sh\n' >"$root/etc/init.d/crowdsec-firewall-bouncer" && chmod 755 "$root/etc/init.d/crowdsec-firewall-bouncer"
+	in_root 'cd /etc/uci-defaults && . ./90-fastpath'
+	check "uci-defaults offers banIP's sets, off" sh -c "grep -qx 'uci batch: set fastpath.banip.type=banip' '$root/tmp/calls.log' && grep -qx 'uci batch: set fastpath.banip.enabled=0' '$root/tmp/calls.log'"
+	check "uci-defaults offers the CrowdSec bouncer's sets, off" sh -c "grep -qx 'uci batch: set fastpath.crowdsec.type=crowdsec' '$root/tmp/calls.log' && grep -qx 'uci batch: set fastpath.crowdsec.enabled=0' '$root/tmp/calls.log'"
+	rm -f "$root/etc/config/banip" "$root/etc/init.d/crowdsec-firewall-bouncer"
 	# Enabling is default_postinst's, and an upgrade keeps a service the
 	# user disabled disabled.
 	reset
@@ -392,8 +402,8 @@ for ipk in $ipks; do
 	: >"$pidfile"
 	umount "$root/proc"
 
-	# stop leaves the kernel's state alone; disable stops a running daemon,
-	# then cleans up.
+	# stop leaves the kernel's state alone; disable stops, whatever procd
+	# says about the daemon (asking needs jsonfilter), then cleans up.
 	reset
 	touch "$root/tmp/procd-running"
 	in_root '/etc/init.d/fastpath stop'
@@ -402,14 +412,14 @@ for ipk in $ipks; do
 	touch "$root/tmp/procd-running"
 	in_root '/etc/init.d/fastpath disable'
 	check "disable stops, then runs 'fastpath daemon --cleanup'" \
-		test "$(calls "$root" | tr '\n' '|')" = "procd_running fastpath|procd_kill fastpath |fastpath daemon --cleanup|"
+		test "$(calls "$root" | tr '\n' '|')" = "procd_kill fastpath |fastpath daemon --cleanup|"
 	check "disable removes the rc.d link" test ! -e "$root/etc/rc.d/S20fastpath"
 	in_root '/etc/init.d/fastpath enable'
 	reset
 	out=$(in_root '/etc/init.d/fastpath disable' 2>&1)
 	check "disable of a stopped service prints nothing (no 'Command failed')" test -z "$out"
-	check "disable of a stopped service only cleans up" \
-		test "$(calls "$root" | tr '\n' '|')" = "procd_running fastpath|fastpath daemon --cleanup|"
+	check "disable of a stopped service stops it all the same (no procd_running, no jsonfilter), then cleans up" \
+		test "$(calls "$root" | tr '\n' '|')" = "procd_kill fastpath |fastpath daemon --cleanup|"
 	# Package removal: default_prerm disables (cleanup) and stops.
 	in_root '/etc/init.d/fastpath enable'
 	reset
