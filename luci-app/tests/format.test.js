@@ -203,6 +203,8 @@ test('overview line and settings values in words', () => {
 	assert.equal(fmt.firewallMode('1', null), 'software');
 	assert.equal(fmt.firewallMode(null, '1'), 'off');
 	assert.equal(fmt.blocklistSource({ type: 'nftset', family: 'inet', table: 'banIP', set: 'blocklistv4' }), 'nftables set inet banIP blocklistv4');
+	assert.equal(fmt.blocklistSource({ type: 'banip' }), 'every feed set of banIP (inet banIP)');
+	assert.equal(fmt.blocklistSource({ type: 'crowdsec' }), 'the CrowdSec bouncer\'s sets (ip crowdsec, ip6 crowdsec6)');
 	assert.equal(fmt.blocklistSource({ type: 'file', path: '/etc/fastpath/blocklist.txt' }), 'file /etc/fastpath/blocklist.txt');
 	assert.equal(fmt.blocklistSource({ type: 'list', address: ['198.51.100.7', '2001:db8:bad::/48'] }), '2 addresses listed here');
 	assert.equal(fmt.blocklistSource({ type: 'list', address: '198.51.100.7' }), '1 address listed here');

@@ -331,7 +331,7 @@ async function renderSettings(without) {
 	const uci = {
 		fastpath: {
 			main: { '.type': 'fastpath', enabled: '1', hw_offload: 'auto', cut_in_fastpath: '1', cut_expiry: '10' },
-			cfg01: { '.type': 'blocklist', name: 'banip', type: 'nftset', family: 'inet', table: 'banIP', set: 'blocklistv4' },
+			cfg01: { '.type': 'blocklist', name: 'banip', type: 'nftset', family: 'inet', table: 'banIP', set: 'blocklist.v4' },
 			cfg02: { '.type': 'blocklist', name: 'manual', type: 'list', address: ['198.51.100.7', '2001:db8:bad::/48'] }
 		},
 		firewall: { cfg01: { '.type': 'defaults', flow_offloading: '1', flow_offloading_hw: '1' } }
@@ -368,7 +368,7 @@ test('settings: a form.Map over /etc/config/fastpath with every option of the co
 	assert.equal(opt(main, 'recheck_on_rule_change').default, '1');
 	assert.equal(opt(main, 'recheck_on_rule_change').rmempty, false);
 	assert.deepEqual(opt(main, 'sqm_policy').values.map((v) => v[0]), ['prefer_sqm', 'prefer_hw']);
-	assert.deepEqual(opt(lists, 'type').values.map((v) => v[0]), ['nftset', 'file', 'list']);
+	assert.deepEqual(opt(lists, 'type').values.map((v) => v[0]), ['nftset', 'banip', 'crowdsec', 'file', 'list']);
 	assert.deepEqual(opt(lists, 'table').deps, [{ type: 'nftset' }]);
 	assert.deepEqual(opt(lists, 'path').deps, [{ type: 'file' }]);
 	assert.deepEqual(opt(lists, 'address').deps, [{ type: 'list' }]);
@@ -387,7 +387,7 @@ test('settings: the firewall\'s switch and each list\'s source read in words', a
 	assert.equal(fw.cfgvalue('main'), 'Hardware offload');
 	assert.equal(fw.href, '/cgi-bin/luci/admin/network/firewall');
 	const src = lists.options.find((o) => o.option == '_source');
-	assert.equal(src.cfgvalue('cfg01'), 'nftables set inet banIP blocklistv4');
+	assert.equal(src.cfgvalue('cfg01'), 'nftables set inet banIP blocklist.v4');
 	assert.equal(src.cfgvalue('cfg02'), '2 addresses listed here');
 });
 

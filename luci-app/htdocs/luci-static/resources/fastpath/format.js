@@ -347,6 +347,8 @@ function tunnelSentence(t) {
 function kindLabel(kind) {
 	switch (kind) {
 	case 'nftset': return _('nftables set');
+	case 'banip':  return _('banIP set');
+	case 'crowdsec': return _('CrowdSec set');
 	case 'file':   return _('file');
 	case 'uci':
 	case 'list':   return _('address list');
@@ -694,6 +696,10 @@ function blocklistSource(b) {
 	switch (b.type) {
 	case 'nftset':
 		return _('nftables set %s %s %s').format(b.family || 'inet', b.table || '?', b.set || '?');
+	case 'banip':
+		return _('every feed set of banIP (inet banIP)');
+	case 'crowdsec':
+		return _('the CrowdSec bouncer\'s sets (ip crowdsec, ip6 crowdsec6)');
 	case 'file':
 		return _('file %s').format(b.path || '?');
 	case 'list':

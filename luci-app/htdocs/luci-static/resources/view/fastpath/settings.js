@@ -127,7 +127,7 @@ return view.extend({
 		o.default = 'info';
 
 		s = m.section(form.GridSection, 'blocklist', _('Block lists to watch'),
-			_('Connections to or from an address on one of these lists are cut, and new ones are cut as they appear. An nftables set is read as its owner (e.g. banIP) fills it; a file holds one IP address or CIDR prefix per line, # starting a comment, and is read again when it changes; an address list holds the addresses here.'));
+			_('Connections to or from an address on one of these lists are cut, and new ones are cut as they appear. An nftables set is read as its owner fills it; banIP follows every feed set of banIP (blocklist.v4, cinsscore.v6, ..., not its allowlist), present and future; CrowdSec the firewall bouncer\'s sets; bans that expire are released; a file holds one IP address or CIDR prefix per line, # starting a comment, and is read again when it changes; an address list holds the addresses here.'));
 		s.addremove = true;
 		s.anonymous = true;
 		s.nodescriptions = true;
@@ -142,6 +142,8 @@ return view.extend({
 
 		o = s.option(form.ListValue, 'type', _('Type'));
 		o.value('nftset', _('nftables set'));
+		o.value('banip', _('banIP: every feed set'));
+		o.value('crowdsec', _('CrowdSec bouncer\'s sets'));
 		o.value('file', _('File'));
 		o.value('list', _('Address list'));
 		o.default = 'nftset';
@@ -172,7 +174,7 @@ return view.extend({
 
 		o = s.option(form.Value, 'set', _('Set'));
 		o.datatype = 'string';
-		o.placeholder = 'blocklistv4';
+		o.placeholder = 'blocklist.v4';
 		o.depends('type', 'nftset');
 		o.modalonly = true;
 
