@@ -87,7 +87,9 @@ lab-tools:
 	go build -trimpath -o dist/xdpdrop ./src/lab/xdpdrop
 	go build -trimpath -o dist/pppoesession ./src/lab/pppoesession
 
-test-vm: build lab-tools
+# The VM tests; scenarios/openwrt.sh installs make ipk's x86_64 packages
+# with opkg (in make test, test-pkg has built them already: make runs ipk once).
+test-vm: build lab-tools ipk
 	src/lab/lab test
 
 # The XDP cut's netns tests in the lab VM on each kernel series: the program

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # `lab test`: builds the packages' integration test binaries, boots the 6.12
-# kernel and the 7.x kernel once each, runs scenarios/tests.sh in them, and
-# adds up their PASS/FAIL lines. Ends with "N passed, N failed"; exits 1 on
-# any failure. Sourced by src/lab/lab.
+# kernel and the 7.x kernel once each, runs scenarios/tests.sh in them, then
+# scenarios/openwrt.sh in one more 6.12 VM, and adds up their PASS/FAIL
+# lines. Ends with "N passed, N failed"; exits 1 on any failure.
+# Sourced by src/lab/lab.
 
 # Packages whose TestIntegration... tests need a real flowtable kernel
 # (paths under src/; PATH:REGEX runs only the tests REGEX matches, as
@@ -46,6 +47,21 @@ lab_test() {
 			echo "FAIL vm/$series: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"
 		fi
 	done
+
+	# OpenWrt's own services (procd, netifd, firewall4, opkg) on the 6.12
+	# router, fastpath installed from make ipk's package: a VM of its own,
+	# so nothing tests.sh left behind in the root namespace meets them.
+	if [ -s "$work/6.12.kernel" ]; then
+		mkdir -p "$work/openwrt"
+		rc=0
+		lab_run --kernel 6.12 --timeout "${LAB_OPENWRT_TIMEOUT:-900}" --results "$work/openwrt" \
+			"$LAB_DIR/scenarios/openwrt.sh" || rc=$?
+		if [ "$rc" != 0 ]; then
+			echo "FAIL vm/openwrt: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"
+		elif ! grep -q '^PASS openwrt/' "$work/openwrt/checks" 2>/dev/null; then
+			echo "FAIL vm/openwrt: scenarios/openwrt.sh recorded no passing check" >> "$work/host-checks"
+		fi
+	fi
 
 	cat "$work"/*/checks "$work/host-checks" 2>/dev/null > "$work/all"
 	passed=$(grep -c '^PASS ' "$work/all" || true)
