@@ -116,9 +116,33 @@ func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]netstate.Flow, error) {
 // counter, as in Counts, once its dump has reached the limit, where it
 // stops.
 func (c *Client) Select(filter Filter, limit int) ([]netstate.Flow, int, error) {
-	sel, err := filter.selector()
+	var out []netstate.Flow
+	total, err := c.selectEach(filter, limit, func(f *ct.Flow) { out = append(out, mapFlow(*f)) })
 	if err != nil {
 		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// Entries is Select with each entry's status word and helper, which
+// explaining a connection's offload reads.
+func (c *Client) Entries(filter Filter, limit int) ([]netstate.Entry, int, error) {
+	var out []netstate.Entry
+	total, err := c.selectEach(filter, limit, func(f *ct.Flow) {
+		out = append(out, netstate.Entry{Flow: mapFlow(*f), Status: uint32(f.Status), Helper: f.Helper.Name})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// selectEach hands the first limit entries the filter selects, decoded in
+// full, to keep, and counts them all (see Select).
+func (c *Client) selectEach(filter Filter, limit int, keep func(*ct.Flow)) (int, error) {
+	sel, err := filter.selector()
+	if err != nil {
+		return 0, err
 	}
 	counted := -1
 	if filter == (Filter{}) && limit >= 0 {
@@ -126,8 +150,7 @@ func (c *Client) Select(filter Filter, limit int) ([]netstate.Flow, int, error) 
 			counted = int(g.Entries)
 		}
 	}
-	var out []netstate.Flow
-	total, stopped := 0, false
+	kept, total, stopped := 0, 0, false
 	// A kernel that ignores CTA_FILTER (before 5.8) sends the whole table
 	// for the first address query: then that dump is the answer.
 	whole := false
@@ -153,27 +176,28 @@ func (c *Client) Select(filter Filter, limit int) ([]netstate.Flow, int, error) 
 				}
 			}
 			total++
-			if limit >= 0 && len(out) >= limit && counted >= 0 {
+			if limit >= 0 && kept >= limit && counted >= 0 {
 				stopped = true
 				return false
 			}
-			if limit >= 0 && len(out) >= limit {
+			if limit >= 0 && kept >= limit {
 				return true
 			}
 			if full, err := parseEntry(attrs, true); err == nil {
-				out = append(out, mapFlow(full))
+				keep(&full)
+				kept++
 			}
 			return true
 		})
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 	}
 	if stopped {
 		// Counted at another moment than the dump: never fewer than seen.
 		total = max(counted, total)
 	}
-	return out, total, nil
+	return total, nil
 }
 
 // keysOf picks what a selector looks at from a parsed entry.
@@ -185,6 +209,10 @@ func keysOf(family uint8, f *ct.Flow) keys {
 		addrs: [4]netip.Addr{
 			f.TupleOrig.IP.SourceAddress, f.TupleOrig.IP.DestinationAddress,
 			f.TupleReply.IP.SourceAddress, f.TupleReply.IP.DestinationAddress,
+		},
+		ports: [4]uint16{
+			f.TupleOrig.Proto.SourcePort, f.TupleOrig.Proto.DestinationPort,
+			f.TupleReply.Proto.SourcePort, f.TupleReply.Proto.DestinationPort,
 		},
 	}
 }

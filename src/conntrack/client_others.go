@@ -21,6 +21,7 @@ func Open() (*Client, error) { return nil, errNotLinux }
 func (c *Client) Close() error                                           { return errNotLinux }
 func (c *Client) Flows(Filter) ([]netstate.Flow, error)                  { return nil, errNotLinux }
 func (c *Client) Select(Filter, int) ([]netstate.Flow, int, error)       { return nil, 0, errNotLinux }
+func (c *Client) Entries(Filter, int) ([]netstate.Entry, int, error)     { return nil, 0, errNotLinux }
 func (c *Client) FlowsWithAddress(netip.Prefix) ([]netstate.Flow, error) { return nil, errNotLinux }
 func (c *Client) Counts() (netstate.FlowCounts, error)                   { return netstate.FlowCounts{}, errNotLinux }
 func (c *Client) Total() (int, error)                                    { return 0, errNotLinux }

@@ -3,6 +3,7 @@
 package conntrack
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ const (
 	ctaTupleReply   = 2
 	ctaStatus       = 3
 	ctaProtoInfo    = 4
+	ctaHelp         = 5
 	ctaTimeout      = 7
 	ctaMark         = 8
 	ctaCountersOrig = 9
@@ -29,6 +31,7 @@ const (
 	ctaCounters32Bytes   = 4
 	ctaProtoInfoTCP      = 1
 	ctaProtoInfoTCPState = 1
+	ctaHelpName          = 1
 )
 
 // nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from an
@@ -40,8 +43,8 @@ var errShortAttr = errors.New("attribute runs past its parent")
 // parseEntry reads the part of one conntrack entry a cut needs (its two
 // tuples, status word and id) from the attributes of a ctnetlink message,
 // skipping the rest (timestamps, labels, helpers); with full also what
-// `flows` reports: timeout, mark, counters and TCP state. It allocates
-// only for the TCP state of a full read. The result goes through mapFlow.
+// `flows` reports: timeout, mark, counters and TCP state, and the helper's
+// name. It allocates only for the TCP state and helper of a full read. The result goes through mapFlow.
 func parseEntry(attrs []byte, full bool) (ct.Flow, error) {
 	var f ct.Flow
 	var haveOrig, haveReply bool
@@ -101,6 +104,13 @@ func parseEntry(attrs []byte, full bool) (ct.Flow, error) {
 				continue
 			}
 			if err := parseProtoInfo(val, &f); err != nil {
+				return f, err
+			}
+		case ctaHelp:
+			if !full {
+				continue
+			}
+			if err := parseHelp(val, &f); err != nil {
 				return f, err
 			}
 		}
@@ -253,6 +263,24 @@ func parseProtoInfo(b []byte, f *ct.Flow) error {
 			if t == ctaProtoInfoTCPState && len(v) == 1 {
 				f.ProtoInfo.TCP = &ct.ProtoInfoTCP{State: v[0]}
 			}
+		}
+	}
+	return nil
+}
+
+// parseHelp reads the helper's name of CTA_HELP (a NUL-terminated string).
+func parseHelp(b []byte, f *ct.Flow) error {
+	for len(b) > 0 {
+		typ, val, rest, err := nextAttr(b)
+		if err != nil {
+			return err
+		}
+		b = rest
+		if typ == ctaHelpName {
+			if i := bytes.IndexByte(val, 0); i >= 0 {
+				val = val[:i]
+			}
+			f.Helper.Name = string(val)
 		}
 	}
 	return nil

@@ -13,6 +13,10 @@ type Filter struct {
 	Proto   string       // "tcp", "udp", ... or "" for any
 	Offload string       // "" any entry; OffloadAny, OffloadSoftware, OffloadHardware or OffloadNotOffloaded
 	Address netip.Prefix // only entries with an end in this prefix, either direction; zero: any
+	// Conn: only the entry whose original or reply direction is this
+	// tuple (addresses and ports); zero: any. Set Address to its source
+	// too, so the kernel narrows the dump.
+	Conn netstate.Tuple
 }
 
 // Offload values of a Filter beside OffloadSoftware and OffloadHardware.
@@ -38,6 +42,9 @@ type selector struct {
 	statusMask  uint32 // entries with status&statusMask == statusValue; 0 mask: any
 	statusValue uint32
 	addr        netip.Prefix
+	conn        bool
+	connAddrs   [2]netip.Addr // source, destination
+	connPorts   [2]uint16
 }
 
 // selector checks the filter's fields and turns them into numbers.
@@ -72,6 +79,14 @@ func (f Filter) selector() (selector, error) {
 	default:
 		return s, fmt.Errorf("filter offload %q: use any, software, hardware, none or nothing", f.Offload)
 	}
+	if f.Conn != (netstate.Tuple{}) {
+		src, err1 := netip.ParseAddr(f.Conn.Src)
+		dst, err2 := netip.ParseAddr(f.Conn.Dst)
+		if err1 != nil || err2 != nil {
+			return s, fmt.Errorf("filter connection %s: its addresses do not parse", f.Conn)
+		}
+		s.conn, s.connAddrs, s.connPorts = true, [2]netip.Addr{src.Unmap(), dst.Unmap()}, [2]uint16{f.Conn.SrcPort, f.Conn.DstPort}
+	}
 	return s, nil
 }
 
@@ -81,6 +96,7 @@ type keys struct {
 	proto  uint8
 	status uint32
 	addrs  [4]netip.Addr // original src, dst, reply src, dst
+	ports  [4]uint16     // the same ends' ports
 }
 
 func (s selector) matches(k *keys) bool {
@@ -93,10 +109,19 @@ func (s selector) matches(k *keys) bool {
 	if k.status&s.statusMask != s.statusValue {
 		return false
 	}
+	if s.conn && !s.namesConn(k, 0) && !s.namesConn(k, 2) {
+		return false
+	}
 	if s.addr.IsValid() {
 		return netstate.FirstEndIn(&k.addrs, s.addr) >= 0
 	}
 	return true
+}
+
+// namesConn: the direction whose source is end i of k is s's connection.
+func (s selector) namesConn(k *keys, i int) bool {
+	return k.addrs[i].Unmap() == s.connAddrs[0] && k.addrs[i+1].Unmap() == s.connAddrs[1] &&
+		k.ports[i] == s.connPorts[0] && k.ports[i+1] == s.connPorts[1]
 }
 
 // queries are the dump requests that ask the kernel to narrow as s does.
