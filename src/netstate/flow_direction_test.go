@@ -26,7 +26,7 @@ var stage = map[string]int{
 	// apply
 	"nft": 4, "cut/engine": 4, "cut/xdp": 4,
 	// report (verify is the daemon's read-back, in package daemon)
-	"status": 6, "report": 6, "rpc": 6,
+	"status": 6, "report": 6, "rpc": 6, "why": 6, // why: a connection explained from what was observed
 	// wiring: the event loop and the binary
 	"daemon": 7, "cmd/fastpath": 7,
 }
