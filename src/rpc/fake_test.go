@@ -22,6 +22,8 @@ type fakeController struct {
 	lastQ    FlowQuery
 	lastCut  CutRequest
 	lastVerd VerdictRequest
+	lastWhy  WhyQuery
+	whyCount int         // why answers this many explanations when set
 	err      error       // returned by every method when set
 	summary  cut.Summary // the cut summary of cuts and status
 	cutsMade []cut.Cut   // what cut answers, when set

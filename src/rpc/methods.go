@@ -6,7 +6,7 @@ import "github.com/fastpath-wrt/fastpath/src/ubus"
 const ObjectName = "fastpath"
 
 // ReadMethods only report; a read-only rpcd session may call them.
-var ReadMethods = []string{"status", "capabilities", "flows", "cuts"}
+var ReadMethods = []string{"status", "capabilities", "flows", "cuts", "why"}
 
 // WriteMethods change the router; rpcd grants them with write access only.
 var WriteMethods = []string{"set", "reload", "cut", "uncut", "verdict"}
@@ -43,4 +43,5 @@ var signatures = map[string][]ubus.Arg{
 		{Name: "offset", Type: ubus.TypeInt32},
 		{Name: "limit", Type: ubus.TypeInt32},
 	},
+	"why": whySignature,
 }

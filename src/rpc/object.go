@@ -50,6 +50,7 @@ func New(ctl Controller, log *logger.Entry) *Object {
 		"uncut":        {h: o.uncut},
 		"verdict":      {h: o.verdict},
 		"cuts":         {o.cuts, "cuts"},
+		"why":          {o.why, "connections"},
 	}
 	o.obj = &ubus.Object{Name: ObjectName}
 	for _, name := range append(append([]string(nil), ReadMethods...), WriteMethods...) {

@@ -213,6 +213,7 @@ func TestSignaturesAsUbusListsThem(t *testing.T) {
 	sig, _ := json.Marshal(objs[0].Signature)
 	// 3 = String, 5 = Integer: `ubus -v list fastpath` prints them by name.
 	want := `{"status":{},"capabilities":{},"flows":{"offload":3,"proto":3,"address":3,"limit":5},"cuts":{"offset":5,"limit":5},` +
+		`"why":{"address":3,"proto":3,"src":3,"dst":3,"sport":5,"dport":5,"limit":5},` +
 		`"set":{"mode":3},"reload":{},` +
 		`"cut":{"address":3,"proto":3,"src":3,"dst":3,"sport":5,"dport":5,"reason":3,"force":7,"local":7},` +
 		`"uncut":{"address":3,"proto":3,"src":3,"dst":3,"sport":5,"dport":5},` +
