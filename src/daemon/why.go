@@ -1,0 +1,196 @@
+package daemon
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fastpath-wrt/fastpath/src/conntrack"
+	"github.com/fastpath-wrt/fastpath/src/cut"
+	"github.com/fastpath-wrt/fastpath/src/netstate"
+	"github.com/fastpath-wrt/fastpath/src/observe"
+	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/rpc"
+	"github.com/fastpath-wrt/fastpath/src/status"
+	"github.com/fastpath-wrt/fastpath/src/why"
+)
+
+var _ rpc.WhyController = controller{}
+
+// Why reads the connections the query names from conntrack (narrowed by
+// the kernel as `flows` is), the status as `status` reads it, and the
+// kernel's route toward each end, and explains each connection.
+func (c controller) Why(ctx context.Context, q rpc.WhyQuery) ([]why.Answer, int, error) {
+	f, err := whyFilter(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	entries, total, err := c.d.ct.Entries(f, q.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	st := c.d.statusUncounted(ctx)
+	r := routerFacts{
+		status:     st,
+		own:        ownAddrs(),
+		route:      cachedRoutes(),
+		accounting: readFlag(filepath.Join(c.d.Root, "proc/sys/net/netfilter/nf_conntrack_acct")),
+		wed:        readFlag(filepath.Join(c.d.Root, "sys/module/mt7915e/parameters/wed_enable")),
+	}
+	answers := make([]why.Answer, 0, len(entries))
+	for _, e := range entries {
+		answers = append(answers, why.Explain(r.facts(e)))
+	}
+	return answers, total, nil
+}
+
+// whyFilter asks conntrack for the entries with an end in the address,
+// or for the one of the tuple, either direction (its source narrows the
+// dump).
+func whyFilter(q rpc.WhyQuery) (conntrack.Filter, error) {
+	if q.Address != "" {
+		p, err := cut.ParsePrefix(q.Address)
+		if err != nil {
+			return conntrack.Filter{}, &rpc.ArgumentError{Field: "address", Problem: err.Error(), Fix: "give an IP address or a CIDR prefix"}
+		}
+		return conntrack.Filter{Address: p.Masked()}, nil
+	}
+	src, err := netip.ParseAddr(q.Tuple.Src)
+	if err != nil {
+		return conntrack.Filter{}, &rpc.ArgumentError{Field: "src", Problem: err.Error(), Fix: "give one IP address"}
+	}
+	return conntrack.Filter{Proto: q.Tuple.Proto, Address: netip.PrefixFrom(src, src.BitLen()), Conn: q.Tuple}, nil
+}
+
+// routerFacts are what every connection's explanation shares.
+type routerFacts struct {
+	status     status.Status
+	own        []netip.Addr
+	route      func(netip.Addr) (observe.Route, error)
+	accounting *bool
+	wed        *bool
+}
+
+// facts gathers what Explain reads about one entry.
+func (r routerFacts) facts(e netstate.Entry) why.Facts {
+	st := r.status
+	k := st.Flowtable.Kernel
+	f := why.Facts{
+		Entry: e,
+		Offload: why.Offload{
+			Mode:       st.Mode.Effective,
+			Flowtable:  k.FlowtablePresent && k.ForwardRule,
+			Devices:    k.Devices,
+			Planned:    st.Flowtable.Devices,
+			AfterPkts:  k.OffloadAfterPackets,
+			Accounting: r.accounting,
+			SoC:        st.Platform.SoC,
+		},
+	}
+	if soc := st.Platform.SoC; soc == "mt7981" || soc == "mt7986" {
+		f.Offload.WED = r.wed
+	}
+	flows := []netstate.Flow{e.Flow}
+	rpc.MarkLocal(flows, r.own)
+	if flows[0].Local {
+		f.Local = localAddr(e.Flow, r.own)
+	}
+	for i, addr := range why.Ends(e.Flow) {
+		f.Sides[i] = r.side(addr)
+	}
+	for _, c := range st.Cut.Cuts {
+		if c.Names(e.Flow.Original) {
+			f.Cut = &why.Cut{Trigger: c.Trigger, Reason: c.Reason, InFastpath: c.InFastpath}
+			break
+		}
+	}
+	return f
+}
+
+// side is the device the kernel routes toward addr, with what the
+// platform knows of it: its kind, the devices its frames enter on, and
+// the plan's verdict when it is a tunnel's.
+func (r routerFacts) side(addr string) why.Side {
+	s := why.Side{Address: addr, From: "the kernel's route (ip route get " + addr + ")"}
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		s.Error = "not an address"
+		return s
+	}
+	rt, err := r.route(a.Unmap())
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	s.Device = rt.Device
+	devs := map[string]platform.Device{}
+	for _, d := range r.status.Platform.Devices {
+		devs[d.Name] = d
+	}
+	d := devs[s.Device]
+	s.Kind = d.Kind
+	if d.Kind == "bridge" || d.Kind == "vlan" {
+		for _, l := range d.Lower {
+			s.Enter = append(s.Enter, why.Port{Name: l, Kind: devs[l].Kind})
+		}
+	}
+	for _, t := range r.status.Tunnels {
+		if t.Device == s.Device {
+			s.Tunnel = &why.Tunnel{Kind: t.Kind, Underlay: t.Underlay, InFastpath: t.InFastpath, Reason: t.Reason}
+		}
+	}
+	return s
+}
+
+// localAddr is the router's address among the connection's ends.
+func localAddr(fl netstate.Flow, own []netip.Addr) string {
+	for _, s := range []string{fl.Original.Dst, fl.Original.Src, fl.Reply.Src, fl.Reply.Dst} {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			continue
+		}
+		for _, o := range own {
+			if o.Unmap() == a.Unmap() {
+				return s
+			}
+		}
+	}
+	return "an address of the router"
+}
+
+// cachedRoutes asks the kernel once per address for one answer.
+func cachedRoutes() func(netip.Addr) (observe.Route, error) {
+	type answer struct {
+		rt  observe.Route
+		err error
+	}
+	seen := map[netip.Addr]answer{}
+	return func(a netip.Addr) (observe.Route, error) {
+		if v, ok := seen[a]; ok {
+			return v.rt, v.err
+		}
+		rt, err := observe.KernelRoute(0, a, netip.Addr{})
+		seen[a] = answer{rt, err}
+		return rt, err
+	}
+}
+
+// readFlag reads a sysctl or module parameter: 1/Y true, 0/N false, nil
+// when it is not there.
+func readFlag(path string) *bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var v bool
+	switch strings.TrimSpace(string(b)) {
+	case "1", "Y", "y":
+		v = true
+	case "0", "N", "n":
+	default:
+		return nil
+	}
+	return &v
+}
