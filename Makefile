@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.
 GO_LDFLAGS := -s -w -X github.com/fastpath-wrt/fastpath/src/version.Version=$(VERSION)
 GO_BUILD := go build -trimpath -ldflags '$(GO_LDFLAGS)'
 
-.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm test-routers-day bench-day test-xdp-kernels bench-xdp-virtio bench-vm2 lab bench bench-scale bench-scale-mips fuzz clean
+.PHONY: all deps build lab-tools cross ipk test test-unit test-uci-libuci test-root test-cross test-pkg test-pkg-openwrt test-luci test-luci-browser test-vm test-routers-day bench-day test-xdp-kernels bench-xdp-virtio bench-vm2 lab bench bench-scale bench-scale-mips fuzz clean
 
 all: build
 
@@ -30,7 +30,7 @@ ipk: cross
 # target architecture under qemu-user, the package install test, the LuCI
 # tests (node, and the real LuCI in headless Chromium), and the VM lab tests
 # on real flowtable kernels.
-test: deps build test-unit test-uci-libuci test-root test-cross test-pkg test-luci test-luci-browser test-vm
+test: deps build test-unit test-uci-libuci test-root test-cross test-pkg test-pkg-openwrt test-luci test-luci-browser test-vm
 
 test-unit:
 	go vet ./...
@@ -68,6 +68,12 @@ test-cross:
 
 test-pkg: ipk
 	src/build/test-pkg.sh
+
+# The x86_64 package on OpenWrt's own opkg, procd, ubusd and firewall4
+# (openwrt-userland, as root), with and without jsonfilter: ubus set makes
+# procd reload the firewall, opkg remove leaves no table and no daemon.
+test-pkg-openwrt: ipk
+	src/build/test-pkg-openwrt.sh
 
 test-luci:
 	node --test luci-app/tests/

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +278,26 @@ func TestLoadCutBackend(t *testing.T) {
 		}
 		if tc.problem == "" && len(s.Problems) > 0 || tc.problem != "" && (len(s.Problems) != 1 || s.Problems[0] != tc.problem) {
 			t.Errorf("cut_backend %q: problems %q, want %q", tc.value, s.Problems, tc.problem)
+		}
+	}
+}
+
+// TestModePackagesAreTheConfigsEachModeWrites: what a set announces to
+// procd (config.change) is every config the mode commits, and no other.
+func TestModePackagesAreTheConfigsEachModeWrites(t *testing.T) {
+	for _, mode := range Modes {
+		writes, err := modeWrites(mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, w := range writes {
+			if !slices.Contains(want, w.pkg) {
+				want = append(want, w.pkg)
+			}
+		}
+		if got := ModePackages(mode); !slices.Equal(got, want) {
+			t.Errorf("ModePackages(%s) = %v, but the mode writes %v", mode, got, want)
 		}
 	}
 }

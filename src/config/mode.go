@@ -25,3 +25,13 @@ func modeWrites(mode string) ([]optionWrite, error) {
 	}
 	return nil, fmt.Errorf("mode: %q is not one of off, software, hardware, auto", mode)
 }
+
+// ModePackages are the configs WriteMode commits for mode (modeWrites).
+func ModePackages(mode string) []string {
+	if mode == "hardware" || mode == "auto" {
+		return firewallAndFastpath
+	}
+	return firewallOnly
+}
+
+var firewallOnly, firewallAndFastpath = []string{"firewall"}, []string{"firewall", "fastpath"}

@@ -78,7 +78,7 @@ func ownAddrs() []netip.Addr {
 }
 
 func (c controller) SetMode(ctx context.Context, mode string) (status.Status, error) {
-	notes, err := WriteMode(c.d.Root, mode)
+	notes, err := c.d.Reconciler.SetMode(ctx, mode)
 	for _, n := range notes {
 		c.d.Log.Warn(n)
 	}

@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/fastpath-wrt/fastpath/src/logger"
 
+	"github.com/fastpath-wrt/fastpath/src/config"
 	"github.com/fastpath-wrt/fastpath/src/conntrack"
 	"github.com/fastpath-wrt/fastpath/src/cut/engine"
 	"github.com/fastpath-wrt/fastpath/src/nft"
@@ -26,6 +28,9 @@ import (
 type Reconciler struct {
 	Root string
 	Log  *logger.Entry
+	// Ubus is ubusd's socket ("" for the default paths), on which procd
+	// is told about the configs fastpath commits (announceConfig).
+	Ubus string
 
 	// kernel is what passes and status use; nft, ct and cut are the
 	// clients behind it, for the event sources and the ubus calls.
@@ -45,6 +50,8 @@ type Reconciler struct {
 	// recorded, the digest our rule held at the last status.
 	recheck  *status.RecheckEvent
 	recorded string
+	// announcer keeps what procd could not be told.
+	announcer announcer
 }
 
 // result is what the last reconcile decided and met.
@@ -119,7 +126,7 @@ func (r *Reconciler) reconcileLocked(ctx context.Context) (status.Status, error)
 			res.note(err)
 		}
 		r.refused = r.refused.after(r.kernelLook(snap.Kernel), p.Flowtable.Enabled, res.errs)
-		if r.applyUCIFixes(&p, &res) && round == 0 && len(res.errs) == 0 {
+		if r.applyUCIFixes(ctx, &p, &res) && round == 0 && len(res.errs) == 0 {
 			// Plan again from what was written: the status this pass
 			// reports is then the one the next pass finds and keeps.
 			continue
@@ -189,8 +196,10 @@ func (r *Reconciler) noteRuleChange(res nft.Result, offloaded int) {
 }
 
 // applyUCIFixes writes the corrections the plan asks for, leaving changes
-// the user has staged in LuCI pending. It reports whether it wrote one.
-func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) (wrote bool) {
+// the user has staged in LuCI pending, and tells procd, as a set does, so
+// fw4 reloads with them. It reports whether it wrote one.
+func (r *Reconciler) applyUCIFixes(ctx context.Context, p *plan.Plan, res *result) (wrote bool) {
+	var written []string
 	for _, f := range p.UCIFixes {
 		conflict, err := uci.SetCommitted(r.Root, f.Package, f.Section, f.Option, f.Value)
 		if err != nil {
@@ -198,6 +207,9 @@ func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) (wrote bool) {
 			continue
 		}
 		wrote = true
+		if !slices.Contains(written, f.Package) {
+			written = append(written, f.Package)
+		}
 		r.Log.WithField("reason", f.Reason).Warnf("uci set %s", f)
 		if conflict != nil {
 			r.Log.Warnf("a change staged in LuCI also touches %s.%s.%s: left pending", f.Package, f.Section, f.Option)
@@ -206,7 +218,18 @@ func (r *Reconciler) applyUCIFixes(p *plan.Plan, res *result) (wrote bool) {
 			r.saveHWCorrected(p.Mode.Reason)
 		}
 	}
+	r.announceConfig(ctx, written)
 	return wrote
+}
+
+// SetMode records a mode the user asks for (WriteMode) and tells procd
+// about every config it committed, so the router runs what was written:
+// firewall4 reloads its own flowtable with flow_offloading.
+func (r *Reconciler) SetMode(ctx context.Context, mode string) ([]string, error) {
+	notes, err := WriteMode(r.Root, mode)
+	// Also after a failed write: the configs before it are committed.
+	r.announceConfig(ctx, config.ModePackages(mode))
+	return notes, err
 }
 
 // applyCut syncs the cut to the plan. A disabled one is synced too, not

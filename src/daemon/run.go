@@ -238,6 +238,7 @@ func Serve(ctx context.Context, r *Reconciler, socket string) error {
 	if err := obj.Register(client); err != nil {
 		d.Log.WithError(err).Warn("registering the fastpath ubus object")
 	}
+	d.Ubus = socket
 	client.Start()
 	defer client.Close()
 	defer obj.Close()

@@ -155,6 +155,12 @@ func (w *world) start() {
 	r := &Reconciler{Root: w.root, Log: logger.NewEntry(log)}
 	r.kernel = kernel{flowtable: fakeFlowtable{w.kernel}, cut: &fakeCut{k: w.kernel}, flows: fakeFlows{w.kernel}}
 	w.d = New(context.Background(), r)
+	// procd as the set and the UCI fixes tell it: each config.change is
+	// an event of the pass, so a second pass must send none.
+	r.announcer.call = func(pkg string) error {
+		w.events = append(w.events, "procd: config.change "+pkg)
+		return nil
+	}
 	w.d.publish = func(name string, data any) {
 		if m, ok := data.(rpc.ModeEvent); ok {
 			w.events = append(w.events, fmt.Sprintf("%s %s -> %s", name, m.Previous, m.Mode.Effective))

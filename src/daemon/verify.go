@@ -104,6 +104,10 @@ func (r *Reconciler) statusLocked(ctx context.Context) status.Status {
 	}
 	st.Flowtable.InSync = inSync(p.Flowtable, k)
 	st.Mode.Effective, st.Mode.Reason = effective(st.Mode, p.Flowtable, k, st.Errors)
+	// After effective: a service not reloaded is no reason for our table.
+	if missed := r.announcer.warning(); missed != "" {
+		st.Errors = append(st.Errors, missed)
+	}
 	if !r.last.made {
 		// The ubus object answers while the daemon's first pass runs.
 		st.Mode.Reason = StartingReason

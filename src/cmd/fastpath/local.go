@@ -92,6 +92,7 @@ func runApply(args []string) int {
 		return fail("%v", err)
 	}
 	defer r.Close()
+	r.Ubus = o.socket
 	st, err := r.Reconcile(context.Background())
 	if !o.json {
 		fmt.Print(report.StatusText(st))

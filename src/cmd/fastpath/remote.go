@@ -108,19 +108,20 @@ func runSet(args []string) int {
 	mode := pos[0]
 	raw, err := call(o, "set", map[string]any{"mode": mode})
 	if errors.Is(err, rpc.ErrDaemonNotRunning) {
-		// Nobody to ask: write UCI and apply once ourselves.
-		notes, werr := daemon.WriteMode(o.root, mode)
+		// Nobody to ask: write UCI, tell procd and apply once ourselves.
+		r, rerr := daemon.NewReconciler(o.root, newLog(o))
+		if rerr != nil {
+			return fail("%v", rerr)
+		}
+		defer r.Close()
+		r.Ubus = o.socket
+		notes, werr := r.SetMode(context.Background(), mode)
 		for _, n := range notes {
 			fmt.Fprintln(os.Stderr, "fastpath:", n)
 		}
 		if werr != nil {
 			return fail("%v", werr)
 		}
-		r, rerr := daemon.NewReconciler(o.root, newLog(o))
-		if rerr != nil {
-			return fail("mode written to UCI, but not applied: %v", rerr)
-		}
-		defer r.Close()
 		st, aerr := r.Reconcile(context.Background())
 		if raw, err = ubus.ToTable(st); err != nil {
 			return fail("%v", err)
