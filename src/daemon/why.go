@@ -12,6 +12,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/why"
@@ -38,6 +39,10 @@ func (c controller) Why(ctx context.Context, q rpc.WhyQuery) ([]why.Answer, int,
 		route:      cachedRoutes(),
 		accounting: readFlag(filepath.Join(c.d.Root, "proc/sys/net/netfilter/nf_conntrack_acct")),
 		wed:        readFlag(filepath.Join(c.d.Root, "sys/module/mt7915e/parameters/wed_enable")),
+	}
+	if st.Mode.Effective == "hardware" && observe.PPETablesReadable(st.Platform) {
+		root := c.d.Root
+		r.ppe = func(dirs ...ppe.Dir) ppe.Found { return ppe.FindFlow(root, dirs...) }
 	}
 	answers := make([]why.Answer, 0, len(entries))
 	for _, e := range entries {
@@ -71,6 +76,9 @@ type routerFacts struct {
 	route      func(netip.Addr) (observe.Route, error)
 	accounting *bool
 	wed        *bool
+	// ppe finds a flow in the offload engine's tables; nil where they
+	// are not read (no engine, or reading would clear its counters).
+	ppe func(dirs ...ppe.Dir) ppe.Found
 }
 
 // facts gathers what Explain reads about one entry.
@@ -99,6 +107,10 @@ func (r routerFacts) facts(e netstate.Entry) why.Facts {
 	}
 	for i, addr := range why.Ends(e.Flow) {
 		f.Sides[i] = r.side(addr)
+	}
+	if r.ppe != nil && e.Flow.Offload != "" {
+		found := r.ppe(ppeDir(e.Flow.Original), ppeDir(e.Flow.Reply))
+		f.PPE = &why.PPE{Engine: st.Platform.HWOffloadEngine, State: found.State, Table: found.Table, Error: found.Error}
 	}
 	for _, c := range st.Cut.Cuts {
 		if c.Names(e.Flow.Original) {
@@ -142,6 +154,13 @@ func (r routerFacts) side(addr string) why.Side {
 		}
 	}
 	return s
+}
+
+// ppeDir is a direction as the engine keys it.
+func ppeDir(t netstate.Tuple) ppe.Dir {
+	src, _ := netip.ParseAddr(t.Src)
+	dst, _ := netip.ParseAddr(t.Dst)
+	return ppe.Dir{Src: src, Dst: dst, SrcPort: t.SrcPort, DstPort: t.DstPort}
 }
 
 // localAddr is the router's address among the connection's ends.

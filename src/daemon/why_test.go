@@ -12,6 +12,7 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/observe"
 	"github.com/fastpath-wrt/fastpath/src/plan"
 	"github.com/fastpath-wrt/fastpath/src/platform"
+	"github.com/fastpath-wrt/fastpath/src/ppe"
 	"github.com/fastpath-wrt/fastpath/src/rpc"
 	"github.com/fastpath-wrt/fastpath/src/status"
 	"github.com/fastpath-wrt/fastpath/src/why"
@@ -60,6 +61,17 @@ func TestWhyFacts(t *testing.T) {
 	if f.Cut == nil || f.Cut.Trigger != "ubus" {
 		t.Errorf("cut %+v", f.Cut)
 	}
+	r.ppe = func(dirs ...ppe.Dir) ppe.Found {
+		if len(dirs) != 2 || dirs[0].Src.String() != "192.168.1.23" || dirs[1].Dst.String() != "192.168.1.23" {
+			t.Errorf("engine asked for %+v, want both directions", dirs)
+		}
+		return ppe.Found{State: "UNB", Table: "ppe0"}
+	}
+	f = r.facts(netstate.Entry{Flow: netstate.Flow{Proto: "tcp", Offload: "hardware", Original: conn, Reply: conn.Reverse()}})
+	if f.PPE == nil || f.PPE.State != "UNB" || f.PPE.Table != "ppe0" {
+		t.Errorf("engine's entry %+v", f.PPE)
+	}
+	r.ppe = nil
 	local := netstate.Tuple{Proto: "tcp", Src: "192.168.1.23", Dst: "192.168.1.1", SrcPort: 50000, DstPort: 22}
 	f = r.facts(netstate.Entry{Flow: netstate.Flow{Proto: "tcp", Original: local, Reply: local.Reverse()}})
 	if f.Local != "192.168.1.1" || f.Sides[1].Error != "network is unreachable" {

@@ -13,6 +13,17 @@ import (
 // (mtk_ppe.c, mtk_foe_entry_get_mib).
 var ppeCountersSince = Version{6, 4}
 
+// PPETablesReadable tells whether the engine's tables may be read: a
+// MediaTek PPE that keeps no byte counters (see HWFlows).
+func PPETablesReadable(p platform.Info) bool {
+	return p.HWOffloadEngine == "MediaTek PPE" && !ppeCounts(p)
+}
+
+func ppeCounts(p platform.Info) bool {
+	v, _ := ParseVersion(p.Kernel)
+	return p.HWFlowCounters && v.AtLeast(ppeCountersSince)
+}
+
 // HWFlows reads the flows a MediaTek PPE has bound in hardware, beside
 // what conntrack's HW_OFFLOAD bit says. Where the engine counts bytes,
 // conntrack carries them and the tables are left unread: each read of
@@ -25,8 +36,7 @@ func HWFlows(root string, p platform.Info) ppe.Summary {
 	}
 	chip := strings.ToUpper(p.SoC) + "'s PPE"
 	s := ppe.Summary{Engine: p.HWOffloadEngine}
-	v, _ := ParseVersion(p.Kernel)
-	s.Counters = p.HWFlowCounters && v.AtLeast(ppeCountersSince)
+	s.Counters = ppeCounts(p)
 	if s.Counters {
 		s.Reason = chip + " counts the bytes of each hardware flow, and conntrack's HW_OFFLOAD flows carry them; its tables (debugfs ppeN/bind) are not read: a read clears those counters before conntrack sees them"
 		return s

@@ -410,7 +410,7 @@ func hardwareReasons(f Facts) []Reason {
 		case p.State == "":
 			out = append(out, Reason{Code: "ppe", Blocks: fl.Offload == "hardware",
 				Text:     p.Engine + " has no entry for the flow: its packets are forwarded by the software flowtable",
-				Evidence: "no line of " + orNone(p.Table) + "/bind names " + connText(fl),
+				Evidence: "no entry of its tables (debugfs ppeN/entries) names " + connText(fl) + " in either direction",
 				Fix:      "none if it appears within seconds (the driver binds a flow after its packets pass); else fastpath status shows the engine's tables"})
 		default:
 			out = append(out, Reason{Code: "ppe", Blocks: p.State != "BND",

@@ -28,6 +28,7 @@ func init() {
 		{"uncut", "uncut ADDRESS|PROTO:SRC:SPORT:DST:DPORT", "release cuts", runUncut},
 		{"verdict", "verdict PROTO:SRC:SPORT:DST:DPORT drop|forward [--reason TEXT]", "set one connection's verdict", runVerdict},
 		{"cuts", "cuts [--json] [--offset N] [--limit N]", "the active cuts and what triggered them", runCuts},
+		{"why", whyUsage, "where connections are (hardware, software, slow path, cut) and why they are not offloaded", runWhy},
 		{"version", "version", "print the version", runVersion},
 	}
 }
