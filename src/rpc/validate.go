@@ -170,9 +170,21 @@ func parseCutRequest(t ubus.Table) (CutRequest, error) {
 			*o.to = b
 		}
 	}
+	if r.Address, err = namedAddress(t, "192.0.2.7"); err != nil || r.Address != "" {
+		return r, err
+	}
+	r.Tuple, err = parseTuple(t)
+	return r, err
+}
+
+// namedAddress reads the address (IP or CIDR) a call names its
+// connections by; "" when it names them by a 5-tuple instead, which the
+// caller reads. Both, or neither, is an error; example is the address the
+// error's fix shows.
+func namedAddress(t ubus.Table, example string) (string, error) {
 	addr, hasAddr, err := argString(t, "address")
 	if err != nil {
-		return r, err
+		return "", err
 	}
 	anyTuple := false
 	for _, f := range []string{"proto", "src", "dst", "sport", "dport"} {
@@ -182,18 +194,13 @@ func parseCutRequest(t ubus.Table) (CutRequest, error) {
 	}
 	switch {
 	case hasAddr && addr != "" && anyTuple:
-		return r, &ArgumentError{"address", "given together with a 5-tuple", "pass either address or proto, src, dst, sport and dport"}
+		return "", &ArgumentError{"address", "given together with a 5-tuple", "pass either address or proto, src, dst, sport and dport"}
 	case hasAddr && addr != "":
-		if err := checkAddressOrCIDR("address", addr); err != nil {
-			return r, err
-		}
-		r.Address = addr
-		return r, nil
+		return addr, checkAddressOrCIDR("address", addr)
 	case !anyTuple:
-		return r, &ArgumentError{"address", "missing", `pass an address {"address": "192.0.2.7"} or a 5-tuple {"proto": "tcp", "src": ..., "dst": ..., "sport": ..., "dport": ...}`}
+		return "", &ArgumentError{"address", "missing", `pass an address {"address": "` + example + `"} or a 5-tuple {"proto": "tcp", "src": ..., "dst": ..., "sport": ..., "dport": ...}`}
 	}
-	r.Tuple, err = parseTuple(t)
-	return r, err
+	return "", nil
 }
 
 // parseTuple checks a complete 5-tuple: proto tcp|udp, two addresses of

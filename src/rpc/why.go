@@ -79,27 +79,8 @@ func parseWhyQuery(t ubus.Table) (WhyQuery, error) {
 		}
 		q.Limit = int(limit)
 	}
-	addr, hasAddr, err := argString(t, "address")
-	if err != nil {
+	if q.Address, err = namedAddress(t, "192.168.1.23"); err != nil || q.Address != "" {
 		return q, err
-	}
-	anyTuple := false
-	for _, f := range []string{"proto", "src", "dst", "sport", "dport"} {
-		if v, ok := t.Get(f); ok && v != nil {
-			anyTuple = true
-		}
-	}
-	switch {
-	case hasAddr && addr != "" && anyTuple:
-		return q, &ArgumentError{"address", "given together with a 5-tuple", "pass either address or proto, src, dst, sport and dport"}
-	case hasAddr && addr != "":
-		if err := checkAddressOrCIDR("address", addr); err != nil {
-			return q, err
-		}
-		q.Address = addr
-		return q, nil
-	case !anyTuple:
-		return q, &ArgumentError{"address", "missing", `pass an address {"address": "192.168.1.23"} or a 5-tuple {"proto": "tcp", "src": ..., "dst": ..., "sport": ..., "dport": ...}`}
 	}
 	if p, _, _ := argString(t, "proto"); p != "" && !strings.EqualFold(p, "tcp") && !strings.EqualFold(p, "udp") {
 		return q, &ArgumentError{"proto", fmt.Sprintf("%q has no ports", p), "a 5-tuple names a TCP or UDP connection; for ICMP and other protocols pass the address"}
