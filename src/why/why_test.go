@@ -1,7 +1,6 @@
 package why
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -22,42 +21,20 @@ func TestCases(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			head, want, ok := strings.Cut(string(b), "----\n")
-			if !ok {
-				t.Fatalf("%s: no ---- line", path)
-			}
-			var first string
-			var js strings.Builder
-			for _, line := range strings.SplitAfter(head, "\n") {
-				if c, ok := strings.CutPrefix(line, "# first: "); ok {
-					first = strings.TrimSpace(c)
-				} else if !strings.HasPrefix(line, "#") {
-					js.WriteString(line)
-				}
-			}
-			var f Facts
-			dec := json.NewDecoder(strings.NewReader(js.String()))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f); err != nil {
-				t.Fatalf("%s: facts: %v", path, err)
-			}
-			a := Explain(f)
+			c := readCase(t, path)
+			a := Explain(c.facts)
 			got := Text([]Answer{a})
 			if *update {
-				if err := os.WriteFile(path, []byte(head+"----\n"+got), 0o644); err != nil {
+				if err := os.WriteFile(path, []byte(c.head+"----\n"+got), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			if got != want {
-				t.Errorf("%s: text differs (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
+			if got != c.want {
+				t.Errorf("%s: text differs (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, c.want)
 			}
-			if code := firstBlocking(a); code != first {
-				t.Errorf("%s: first reason %q, want %q (reasons %v)", path, code, first, codes(a))
+			if code := firstBlocking(a); code != c.first {
+				t.Errorf("%s: first reason %q, want %q (reasons %v)", path, code, c.first, codes(a))
 			}
 			// The answer is JSON for ubus and LuCI: it must encode.
 			if _, err := json.Marshal(a); err != nil {
@@ -65,6 +42,38 @@ func TestCases(t *testing.T) {
 			}
 		})
 	}
+}
+
+type whyCase struct {
+	head, want, first string
+	facts             Facts
+}
+
+func readCase(t *testing.T, path string) whyCase {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c whyCase
+	var ok bool
+	if c.head, c.want, ok = strings.Cut(string(b), "----\n"); !ok {
+		t.Fatalf("%s: no ---- line", path)
+	}
+	var js strings.Builder
+	for _, line := range strings.SplitAfter(c.head, "\n") {
+		if code, ok := strings.CutPrefix(line, "# first: "); ok {
+			c.first = strings.TrimSpace(code)
+		} else if !strings.HasPrefix(line, "#") {
+			js.WriteString(line)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(js.String()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c.facts); err != nil {
+		t.Fatalf("%s: facts: %v", path, err)
+	}
+	return c
 }
 
 func firstBlocking(a Answer) string {
@@ -92,21 +101,7 @@ func codes(a Answer) []string {
 // expression's checks (TCP state, helper, sequence adjustment, NAT clash)
 // and the route's devices.
 func TestReasonsInKernelOrder(t *testing.T) {
-	b, err := os.ReadFile("testdata/packets.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, _, _ := strings.Cut(string(b), "----\n")
-	var f Facts
-	var js bytes.Buffer
-	for _, line := range strings.SplitAfter(head, "\n") {
-		if !strings.HasPrefix(line, "#") {
-			js.WriteString(line)
-		}
-	}
-	if err := json.Unmarshal(js.Bytes(), &f); err != nil {
-		t.Fatal(err)
-	}
+	f := readCase(t, "testdata/packets.txt").facts
 	f.Cut = &Cut{Trigger: "ubus", InFastpath: true}
 	f.Entry.Flow.State = "SYN_RECV"
 	f.Entry.Helper = "ftp"
