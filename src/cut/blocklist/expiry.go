@@ -41,17 +41,32 @@ type expiry struct {
 // earliestExpiry is the earliest expiry of els, as read at at; zero when
 // none of them expires.
 func earliestExpiry(els []rawElem, at time.Time) time.Time {
-	var first time.Duration
-	found := false
+	var s soonest
 	for _, e := range els {
-		if life, ok := e.life(); ok && (!found || life < first) {
-			first, found = life, true
-		}
+		s.add(e)
 	}
-	if !found {
+	return s.at(at)
+}
+
+// soonest is the shortest life of the elements added to it, of those
+// that expire: a set's earliest expiry, gathered as a dump streams it.
+type soonest struct {
+	life  time.Duration
+	found bool
+}
+
+func (s *soonest) add(e rawElem) {
+	if life, ok := e.life(); ok && (!s.found || life < s.life) {
+		s.life, s.found = life, true
+	}
+}
+
+// at is the earliest expiry as read at t; zero when none expires.
+func (s soonest) at(t time.Time) time.Time {
+	if !s.found {
 		return time.Time{}
 	}
-	return at.Add(first)
+	return t.Add(s.life)
 }
 
 // note takes in the elements a notification added at at.
@@ -65,6 +80,11 @@ func (e *expiry) note(els []rawElem, at time.Time) {
 // replaces every earlier expiry.
 func (e *expiry) loaded(els []rawElem, start, end time.Time) {
 	e.at, e.readAt, e.readCost = earliestExpiry(els, end), end, end.Sub(start)
+}
+
+// loadedSoonest is loaded for a read whose elements s gathered.
+func (e *expiry) loadedSoonest(s soonest, start, end time.Time) {
+	e.at, e.readAt, e.readCost = s.at(end), end, end.Sub(start)
 }
 
 // gap is the shortest time between two reads of the set.

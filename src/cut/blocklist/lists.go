@@ -120,12 +120,17 @@ func (l *listState) replacePrefixes(ps []netip.Prefix) delta {
 // load sets an nftables set's content from a full read of its elements.
 func (l *listState) load(els []rawElem, interval bool) (delta, []string) {
 	cs, problems := pointChanges(els, true)
+	return l.loadChanges(cs, interval), problems
+}
+
+// loadChanges is load of the changes a full read's elements make.
+func (l *listState) loadChanges(cs []pointChange, interval bool) delta {
 	l.interval, l.pending, l.reset = interval, nil, false
 	l.pts = [2]pointSet{}
 	old := l.cover
 	l.cover = Set{}
 	l.apply(foldChanges(cs), true)
-	return l.diff(old, l.cover), problems
+	return l.diff(old, l.cover)
 }
 
 // queue records elements a notification added or deleted.
@@ -138,7 +143,10 @@ func (l *listState) queue(els []rawElem, present bool) []string {
 // dropAll records that the set went (DELSET, DELTABLE) or came anew
 // (NEWSET): it starts empty, whatever the transaction adds after.
 func (l *listState) dropAll(interval bool) {
-	l.reset, l.pending, l.interval = true, nil, interval
+	// The commit builds the points anew: let the old ones go now, not
+	// beside the new set's (its count is kept for reports until then).
+	l.countNow()
+	l.reset, l.pending, l.interval, l.pts = true, nil, interval, [2]pointSet{}
 }
 
 // commit applies the transaction's changes.

@@ -19,29 +19,44 @@ import (
 const dumpBufSize = 64 << 10
 
 // dumpSetElements reads every element of a set (nft list set) through
-// conn, in the network namespace conn was opened in. A dump that failed
-// half-way leaves no harm: a later one reads only its own answer.
+// conn, in the network namespace conn was opened in, each key a copy.
 func dumpSetElements(conn *netlink.Conn, family uint8, table, set string) ([]rawElem, error) {
+	var els []rawElem
+	err := walkSetElements(conn, family, table, set, func(el rawElem) {
+		el.Key, el.KeyEnd = append([]byte(nil), el.Key...), append([]byte(nil), el.KeyEnd...)
+		els = append(els, el)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return els, nil
+}
+
+// walkSetElements reads every element of a set as dumpSetElements does,
+// handing each to elem as it is read, its keys parts of the read buffer
+// (valid during the call): a set of 100,000 elements is folded into its
+// list's points without being held as elements first. A dump that failed
+// half-way leaves no harm: a later one reads only its own answer.
+func walkSetElements(conn *netlink.Conn, family uint8, table, set string, elem func(rawElem)) error {
 	ae := netlink.NewAttributeEncoder()
 	ae.String(attrElemListTable, table)
 	ae.String(attrElemListSet, set)
 	attrs, err := ae.Encode()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sent, err := conn.Send(netlink.Message{
 		Header: netlink.Header{Type: netlink.HeaderType(nfnlSubsysNftables<<8 | nftMsgGetSetElem), Flags: netlink.Request | netlink.Dump},
 		Data:   append([]byte{family, 0, 0, 0}, attrs...),
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rc, err := conn.SyscallConn()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	buf := make([]byte, dumpBufSize)
-	var els []rawElem
 	for {
 		var n int
 		var rerr error
@@ -49,24 +64,23 @@ func dumpSetElements(conn *netlink.Conn, family uint8, table, set string) ([]raw
 			n, _, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_TRUNC)
 			return rerr != unix.EAGAIN
 		}); err != nil {
-			return nil, err
+			return err
 		}
 		if rerr != nil {
-			return nil, rerr
+			return rerr
 		}
 		if n > len(buf) {
-			return nil, fmt.Errorf("a %d-byte netlink message does not fit the %d-byte buffer", n, len(buf))
+			return fmt.Errorf("a %d-byte netlink message does not fit the %d-byte buffer", n, len(buf))
 		}
 		done, err := nlframe.Walk(buf[:n], sent.Header.Sequence, func(typ uint16, body []byte) error {
-			ev, err := parseSetEvent(typ, body)
-			els = append(els, ev.Elems...)
-			return err
+			var ev setEvent
+			return decodeSetEvent(typ, body, &ev, elem)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if done {
-			return els, nil
+			return nil
 		}
 	}
 }

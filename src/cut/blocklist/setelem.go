@@ -1,6 +1,7 @@
 package blocklist
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -95,10 +96,21 @@ var errNotSetElem = errors.New("not a table, set, set element or generation mess
 
 // parseSetEvent decodes a message of the nf_tables multicast group:
 // msgType is the netlink header type, data its payload (nfgenmsg first).
+// The elements' keys are parts of data, not copies: a notification's
+// elements are used before its batch goes, and a copy each was most of
+// what a 100,000-element load allocated.
 func parseSetEvent(msgType uint16, data []byte) (setEvent, error) {
 	var ev setEvent
+	err := decodeSetEvent(msgType, data, &ev, func(el rawElem) { ev.Elems = append(ev.Elems, el) })
+	return ev, err
+}
+
+// decodeSetEvent is parseSetEvent with each element handed to elem as it
+// is read (keys valid only during the call), so that a dump of a set
+// need not hold its elements.
+func decodeSetEvent(msgType uint16, data []byte, ev *setEvent, elem func(rawElem)) error {
 	if msgType>>8 != nfnlSubsysNftables {
-		return ev, errNotSetElem
+		return errNotSetElem
 	}
 	switch msgType & 0xff {
 	case nftMsgNewSetElem:
@@ -113,80 +125,144 @@ func parseSetEvent(msgType uint16, data []byte) (setEvent, error) {
 		ev.Kind = tableDeleted
 	case nftMsgNewGen:
 		ev.Kind = committed
-		return ev, nil
+		return nil
 	default:
-		return ev, errNotSetElem
+		return errNotSetElem
 	}
 	if len(data) < 4 {
-		return ev, fmt.Errorf("nf_tables message of %d bytes: shorter than its nfgenmsg header", len(data))
+		return fmt.Errorf("nf_tables message of %d bytes: shorter than its nfgenmsg header", len(data))
 	}
 	ev.Family = data[0]
-	ad, err := netlink.NewAttributeDecoder(data[4:])
+	ad, err := newAttrs(data[4:])
 	if err != nil {
-		return ev, fmt.Errorf("nf_tables message: %w", err)
+		return fmt.Errorf("nf_tables message: %w", err)
 	}
-	ad.ByteOrder = binary.BigEndian
 	elems := ev.Kind == elemsAdded || ev.Kind == elemsDeleted
-	for ad.Next() {
+	for ad.next() {
 		switch {
 		case ev.Kind == tableDeleted:
-			if ad.Type() == attrTableName {
-				ev.Table = ad.String()
+			if ad.typ == attrTableName {
+				ev.Table = attrString(ad.data)
 			}
 		case !elems:
-			switch ad.Type() {
+			switch ad.typ {
 			case attrSetTable:
-				ev.Table = ad.String()
+				ev.Table = attrString(ad.data)
 			case attrSetName:
-				ev.Set = ad.String()
+				ev.Set = attrString(ad.data)
 			case attrSetFlags:
-				ev.Interval = ad.Uint32()&setFlagInterval != 0
-			}
-		case ad.Type() == attrElemListTable:
-			ev.Table = ad.String()
-		case ad.Type() == attrElemListSet:
-			ev.Set = ad.String()
-		case ad.Type() == attrElemListElems:
-			ad.Nested(func(nad *netlink.AttributeDecoder) error {
-				for nad.Next() {
-					if nad.Type() != attrListElem {
-						continue
-					}
-					var el rawElem
-					nad.Nested(func(ead *netlink.AttributeDecoder) error {
-						for ead.Next() {
-							switch ead.Type() {
-							case attrElemKey:
-								el.Key = dataValue(ead.Bytes())
-							case attrElemKeyEnd:
-								el.KeyEnd = dataValue(ead.Bytes())
-							case attrElemFlags:
-								if b := ead.Bytes(); len(b) == 4 {
-									el.IntervalEnd = binary.BigEndian.Uint32(b)&elemFlagIntervalEnd != 0
-								}
-							case attrElemTimeout:
-								if ms, ok := be64(ead.Bytes()); ok {
-									el.Timeout = msDuration(ms)
-								}
-							case attrElemExpiration:
-								if ms, ok := be64(ead.Bytes()); ok {
-									el.Expires, el.HasExpires = msDuration(ms), true
-								}
-							}
-						}
-						return nil
-					})
-					ev.Elems = append(ev.Elems, el)
+				if len(ad.data) != 4 {
+					ad.err = fmt.Errorf("netlink: attribute %d is not a uint32; length: %d", ad.typ, len(ad.data))
+					break
 				}
-				return nil
-			})
+				ev.Interval = binary.BigEndian.Uint32(ad.data)&setFlagInterval != 0
+			}
+		case ad.typ == attrElemListTable:
+			ev.Table = attrString(ad.data)
+		case ad.typ == attrElemListSet:
+			ev.Set = attrString(ad.data)
+		case ad.typ == attrElemListElems:
+			ad.err = decodeElems(ad.data, elem)
 		}
 	}
-	if err := ad.Err(); err != nil {
-		return ev, fmt.Errorf("nf_tables message: %w", err)
+	if ad.err != nil {
+		return fmt.Errorf("nf_tables message: %w", ad.err)
 	}
-	return ev, nil
+	return nil
 }
+
+// decodeElems hands each element of an NFTA_SET_ELEM_LIST_ELEMENTS
+// attribute to elem; an element cut short is handed on, then its error
+// returned (the caller drops the message).
+func decodeElems(b []byte, elem func(rawElem)) error {
+	nad, err := newAttrs(b)
+	if err != nil {
+		return err
+	}
+	for nad.next() {
+		if nad.typ != attrListElem {
+			continue
+		}
+		var el rawElem
+		ead, err := newAttrs(nad.data)
+		if err != nil {
+			nad.err = err
+		}
+		for err == nil && ead.next() {
+			switch ead.typ {
+			case attrElemKey:
+				el.Key = dataValue(ead.data)
+			case attrElemKeyEnd:
+				el.KeyEnd = dataValue(ead.data)
+			case attrElemFlags:
+				if b := ead.data; len(b) == 4 {
+					el.IntervalEnd = binary.BigEndian.Uint32(b)&elemFlagIntervalEnd != 0
+				}
+			case attrElemTimeout:
+				if ms, ok := be64(ead.data); ok {
+					el.Timeout = msDuration(ms)
+				}
+			case attrElemExpiration:
+				if ms, ok := be64(ead.data); ok {
+					el.Expires, el.HasExpires = msDuration(ms), true
+				}
+			}
+		}
+		if err == nil && ead.err != nil {
+			nad.err = ead.err
+		}
+		elem(el)
+	}
+	return nad.err
+}
+
+// attrs walks netlink attributes as the netlink library's
+// AttributeDecoder does (the same checks, the same errors), without
+// allocating: a value, its data a part of the message.
+type attrs struct {
+	b    []byte
+	i    int
+	typ  uint16 // without the nested and byte-order flags
+	data []byte
+	err  error
+}
+
+var errInvalidAttr = errors.New("invalid attribute; length too short or too large")
+
+// newAttrs checks that every attribute header of b is whole, as
+// NewAttributeDecoder does before the first.
+func newAttrs(b []byte) (attrs, error) {
+	for i := 0; i < len(b); {
+		if len(b)-i < 4 {
+			return attrs{}, errInvalidAttr
+		}
+		i += (max(int(binary.NativeEndian.Uint16(b[i:])), 4) + 3) &^ 3
+	}
+	return attrs{b: b}, nil
+}
+
+func (a *attrs) next() bool {
+	if a.err != nil || a.i >= len(a.b) {
+		return false
+	}
+	rest := a.b[a.i:]
+	if len(rest) < 4 {
+		a.err = errInvalidAttr
+		return false
+	}
+	n := int(binary.NativeEndian.Uint16(rest))
+	if n > len(rest) || n > 0 && n < 4 {
+		a.err = errInvalidAttr
+		return false
+	}
+	a.typ = binary.NativeEndian.Uint16(rest[2:]) &^ (netlink.Nested | netlink.NetByteOrder)
+	a.data = rest[4:max(n, 4)]
+	a.i += (max(n, 4) + 3) &^ 3
+	return true
+}
+
+// attrString reads a string attribute, its NULs trimmed.
+func attrString(b []byte) string { return string(bytes.TrimRight(b, "\x00")) }
 
 // be64 reads an 8-byte big-endian attribute.
 func be64(b []byte) (uint64, bool) {
@@ -203,15 +279,16 @@ func msDuration(ms uint64) time.Duration {
 	return time.Duration(min(ms, most)) * time.Millisecond
 }
 
-// dataValue unwraps the NFTA_DATA_VALUE inside a key attribute.
+// dataValue unwraps the NFTA_DATA_VALUE inside a key attribute: a part
+// of b, nil when b holds none or is malformed.
 func dataValue(b []byte) []byte {
-	ad, err := netlink.NewAttributeDecoder(b)
+	ad, err := newAttrs(b)
 	if err != nil {
 		return nil
 	}
-	for ad.Next() {
-		if ad.Type() == attrDataValue {
-			return append([]byte(nil), ad.Bytes()...)
+	for ad.next() {
+		if ad.typ == attrDataValue {
+			return ad.data
 		}
 	}
 	return nil

@@ -39,17 +39,46 @@ func (r *setReader) close() {
 	r.dump.Close()
 }
 
+// setContent is what a read of a set found: the changes that load its
+// list, folded from the elements as the dump streamed them, or, for a
+// set over its bound, the elements themselves (boundElems picks which
+// are followed).
+type setContent struct {
+	interval bool
+	changes  []pointChange
+	problems []string // of elements that are not addresses
+	soonest  soonest  // the elements' earliest expiry
+	els      []rawElem
+}
+
 // readSet reads a watched nftables set through a dump; problem says why
 // it could not.
-func (r *setReader) readSet(b cut.BlocklistConfig) (els []rawElem, interval bool, problem string) {
+func (r *setReader) readSet(b cut.BlocklistConfig) (c setContent, problem string) {
 	t := &nftables.Table{Name: b.Table, Family: nftables.TableFamily(nftFamilies[b.Family])}
 	set, err := r.nft.GetSetByName(t, b.Set)
 	if err == nil {
-		if els, err = dumpSetElements(r.dump, nftFamilies[b.Family], b.Table, b.Set); err == nil {
-			return els, set.Interval, ""
+		c.interval = set.Interval
+		limit := cut.MaxListEntries
+		if c.interval {
+			limit *= 2 // a start and an end each
+		}
+		n := 0
+		err = walkSetElements(r.dump, nftFamilies[b.Family], b.Table, b.Set, func(el rawElem) {
+			if n++; n > limit {
+				return // read again as elements below
+			}
+			c.changes, c.problems = appendPointChanges(c.changes, c.problems, el, true)
+			c.soonest.add(el)
+		})
+		if err == nil && n > limit {
+			c = setContent{interval: c.interval}
+			c.els, err = dumpSetElements(r.dump, nftFamilies[b.Family], b.Table, b.Set)
+		}
+		if err == nil {
+			return c, ""
 		}
 	}
-	return nil, false, fmt.Sprintf("set %s %s %s: %v (watching for it; additions are cut once it exists)", b.Family, b.Table, b.Set, err)
+	return setContent{}, fmt.Sprintf("set %s %s %s: %v (watching for it; additions are cut once it exists)", b.Family, b.Table, b.Set, err)
 }
 
 // affected is the lists a notification touches: a watched set's, and
@@ -186,8 +215,16 @@ func (ls *Lists) setLists(keep func(*listState) bool) []*listState {
 // caller holds no lock (a dump of a large set takes a while). A preset's
 // set that is gone drops its list.
 func (ls *Lists) refresh(r *setReader, l *listState) delta {
+	ls.mu.Lock()
+	if ls.byName[l.cfg.Name] == l {
+		// Whatever the read finds replaces the points: let them go now,
+		// not beside the new ones (its count is kept for reports).
+		l.countNow()
+		l.pts = [2]pointSet{}
+	}
+	ls.mu.Unlock()
 	start := time.Now()
-	els, interval, problem := r.readSet(l.cfg)
+	c, problem := r.readSet(l.cfg)
 	end := time.Now()
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -203,13 +240,16 @@ func (ls *Lists) refresh(r *setReader, l *listState) delta {
 		d = l.replace(Set{}, 0)
 		l.pts, l.pending, l.reset = [2]pointSet{}, nil, false
 		l.problems, l.exp = []string{problem}, expiry{}
-	default:
-		els, bound := boundElems(els, interval, l.cfg.Name)
-		d, l.problems = l.load(els, interval)
+	case c.els != nil:
+		els, bound := boundElems(c.els, c.interval, l.cfg.Name)
+		d, l.problems = l.load(els, c.interval)
 		if bound != "" {
 			l.problems = append(l.problems, bound)
 		}
 		l.exp.loaded(els, start, end)
+	default:
+		d, l.problems = l.loadChanges(c.changes, c.interval), c.problems
+		l.exp.loadedSoonest(c.soonest, start, end)
 	}
 	ls.changed(d)
 	return d
