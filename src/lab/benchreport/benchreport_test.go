@@ -231,3 +231,31 @@ func FuzzParseRuns(f *testing.F) {
 		}
 	})
 }
+
+func TestNoteLinesAreNoRunsAndShowInTheTable(t *testing.T) {
+	runs, err := ParseRuns(strings.NewReader(`
+{"name":"cut/xdp","kernel":"6.12.1","frames_to_stack":10}
+{"name":"cut/xdp","kernel":"6.12.1","note":"guest oops: retried once ([   76.5] Oops: int3: 0000 [#1])"}
+{"name":"cut/xdp","kernel":"6.12.1","frames_to_stack":12}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReport(runs)
+	if len(r.Scenarios) != 1 || len(r.Scenarios[0].Runs) != 2 || r.Scenarios[0].Medians["frames_to_stack"] != 11 {
+		t.Fatalf("a note counted as a run: %+v", r.Scenarios)
+	}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 (1 retried)", "cut/xdp: guest oops: retried once ([   76.5] Oops: int3"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	j, err := json.Marshal(r.Scenarios[0])
+	if err != nil || !strings.Contains(string(j), `"notes":["guest oops: retried once`) {
+		t.Errorf("bench.json scenario = %s (%v), want its notes", j, err)
+	}
+}

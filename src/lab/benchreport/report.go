@@ -61,7 +61,13 @@ func (r Report) WriteTable(w io.Writer) error {
 	head = append(head, metrics...)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, s := range r.Scenarios {
-		row := []string{s.Name, s.Kernel, fmt.Sprint(len(s.Runs))}
+		runs := fmt.Sprint(len(s.Runs))
+		if n := len(s.Notes); n > 0 {
+			// Each note is a repetition measured again after a guest
+			// oops; they are printed under the table.
+			runs += fmt.Sprintf(" (%d retried)", n)
+		}
+		row := []string{s.Name, s.Kernel, runs}
 		for _, m := range metrics {
 			v, ok := s.Medians[m]
 			if !ok {
@@ -84,6 +90,9 @@ func (r Report) WriteTable(w io.Writer) error {
 	for _, s := range r.Scenarios {
 		for _, e := range uniq(s.Errors) {
 			fmt.Fprintf(w, "  %s: %s\n", s.Name, e)
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  %s: %s\n", s.Name, n)
 		}
 	}
 	fmt.Fprintln(w)

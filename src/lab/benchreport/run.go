@@ -15,9 +15,13 @@ import (
 
 // Run is one repetition of one scenario as the VM recorded it.
 type Run struct {
-	Name    string
-	Kernel  string
-	Error   string             // set when the scenario could not run
+	Name   string
+	Kernel string
+	Error  string // set when the scenario could not run
+	// Note, set on a line that is no repetition but says something about
+	// the row: "guest oops: retried once (...)" when a repetition was cut
+	// short by the guest kernel's oops and measured again.
+	Note    string
 	Metrics map[string]float64 // throughput_mbps, slowpath_packets, ...
 }
 
@@ -26,6 +30,9 @@ func (r Run) MarshalJSON() ([]byte, error) {
 	m := map[string]any{"name": r.Name, "kernel": r.Kernel}
 	if r.Error != "" {
 		m["error"] = r.Error
+	}
+	if r.Note != "" {
+		m["note"] = r.Note
 	}
 	for k, v := range r.Metrics {
 		m[k] = v
@@ -72,7 +79,7 @@ func parseRun(text []byte) (Run, error) {
 	for _, k := range keys {
 		raw := fields[k]
 		switch k {
-		case "name", "kernel", "error":
+		case "name", "kernel", "error", "note":
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
 				return Run{}, fmt.Errorf("field %q must be a string", k)
@@ -82,6 +89,8 @@ func parseRun(text []byte) (Run, error) {
 				run.Name = s
 			case "kernel":
 				run.Kernel = s
+			case "note":
+				run.Note = s
 			default:
 				run.Error = s
 			}

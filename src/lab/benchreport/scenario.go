@@ -22,6 +22,7 @@ type Scenario struct {
 	Spread  map[string]Spread
 	Runs    []Run
 	Errors  []string
+	Notes   []string // from note lines, which are not runs
 }
 
 // MarshalJSON puts the medians at the top level as plain numbers, as
@@ -36,6 +37,9 @@ func (s Scenario) MarshalJSON() ([]byte, error) {
 	}
 	if len(s.Errors) > 0 {
 		m["errors"] = s.Errors
+	}
+	if len(s.Notes) > 0 {
+		m["notes"] = s.Notes
 	}
 	for k, v := range s.Medians {
 		m[k] = v
@@ -55,6 +59,10 @@ func Aggregate(runs []Run) []Scenario {
 			s = &Scenario{Name: r.Name, Kernel: r.Kernel}
 			byKey[key] = s
 			order = append(order, key)
+		}
+		if r.Note != "" {
+			s.Notes = append(s.Notes, r.Note)
+			continue
 		}
 		s.Runs = append(s.Runs, r)
 		if r.Error != "" {

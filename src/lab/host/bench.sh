@@ -18,6 +18,7 @@ lab_bench() {
 		# host's time on the instruction clock; the limit only stops a hang.
 		lab_run --kernel "$series" --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 840 + 600))}" --results "$work/$series" \
 			"$LAB_DIR/scenarios/bench.sh" || rc=$?
+		lab_bench_oopses "$work/$series" "$rc"
 		if [ "$rc" != 0 ]; then
 			echo "lab: bench on Linux $series ended with status $rc" >&2
 			failed=1
@@ -47,18 +48,40 @@ lab_bench_vm2() {
 	export LAB_CLOCK=${LAB_CLOCK:-instructions}
 	rc=0
 	LAB_NICS=hub2 lab_run --kernel 6.12 --timeout 900 --results "$work/hub2" "$LAB_DIR/scenarios/xdp-virtio.sh" || rc=$?
+	lab_bench_oopses "$work/hub2" "$rc"
 	[ "$rc" = 0 ] || { echo "lab: the hub2 rows ended with status $rc" >&2; failed=1; }
 	rc=0
 	# One round takes about a minute of the guests' time; the limit only stops a hang.
 	lab_run --kernel 6.12 --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 300 + 600))}" --results "$work/vm2" \
 		--peer "$LAB_DIR/scenarios/vm2-traffic.sh" "$LAB_DIR/scenarios/vm2-cut.sh" || rc=$?
+	lab_bench_oopses "$work/vm2" "$rc"
 	[ "$rc" = 0 ] || { echo "lab: the two-VM rows ended with status $rc" >&2; failed=1; }
 	rc=0
 	lab_run --kernel 6.12 --timeout "${LAB_BENCH_TIMEOUT:-$((LAB_BENCH_REPS * 300 + 600))}" --results "$work/vm2-forward" \
 		--peer "$LAB_DIR/scenarios/vm2-traffic.sh" "$LAB_DIR/scenarios/vm2-forward.sh" || rc=$?
+	lab_bench_oopses "$work/vm2-forward" "$rc"
 	[ "$rc" = 0 ] || { echo "lab: the two-VM forward rows ended with status $rc" >&2; failed=1; }
 	ls "$work"/*/runs.jsonl >/dev/null 2>&1 || die "bench-vm2: no repetitions were recorded"
 	echo
 	(cd "$REPO" && GOTOOLCHAIN=local go run ./src/lab/cmd/benchreport -o dist/bench-vm2.json -clock "$LAB_CLOCK" "$work"/*/runs.jsonl)
 	return "$failed"
+}
+
+# lab_bench_oopses RESULTS STATUS: what guest kernel oopses did to the rows
+# of one lab_run (it runs a job that died of one once more). bench.sh
+# resumes such a run and notes the repetition it measures again; the row a
+# second oops cut short (bench.current) fails here with the oops as its
+# error. The two-VM scripts run again from the start: each row they
+# recorded gets the note.
+lab_bench_oopses() {
+	local results=$1 rc=$2 oops rows
+	[ -s "$results/guest-oopses" ] || return 0
+	oops=$(tail -n 1 "$results/guest-oopses" | sed 's/^[^:]*: //')
+	if [ -s "$results/bench.current" ]; then
+		[ "$rc" != "$LAB_OOPS" ] || jq -cn --arg name "$(cat "$results/bench.current")" --arg kernel "$LAB_VER" --arg oops "$oops" \
+			'{name: $name, kernel: $kernel, error: "guest oops again after the retry (\($oops))"}' >> "$results/runs.jsonl"
+	elif [ -s "$results/runs.jsonl" ]; then
+		rows=$(jq -c --arg oops "$oops" '{name, kernel, note: "guest oops: the VM run was retried once (\($oops))"}' "$results/runs.jsonl" | sort -u)
+		echo "$rows" >> "$results/runs.jsonl"
+	fi
 }

@@ -32,6 +32,8 @@ lab_test() {
 	done
 	[ -x "$REPO/dist/fastpath" ] || echo "lab: warning: $REPO/dist/fastpath is missing (make build): the product tests will fail" >&2
 
+	lab_oops_check "$work"
+
 	for series in 6.12 7; do
 		mkdir -p "$work/$series"
 		if ! lab_kernel "$series" > "$work/$series.kernel" 2> "$work/$series.err"; then
@@ -44,7 +46,7 @@ lab_test() {
 		LAB_VMTESTS=$pkgs lab_run --kernel "$series" --timeout "${LAB_TEST_TIMEOUT:-2400}" --results "$work/$series" \
 			"$LAB_DIR/scenarios/tests.sh" || rc=$?
 		if [ "$rc" != 0 ]; then
-			echo "FAIL vm/$series: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"
+			echo "FAIL vm/$series: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script, $LAB_OOPS: a guest kernel oops, again after a retry)" >> "$work/host-checks"
 		fi
 	done
 
@@ -69,6 +71,48 @@ lab_test() {
 	echo
 	echo "VM tests:"
 	sed 's/^/  /' "$work/all"
+	# Oopses the runs survived by a retry are no failures, but are told.
+	# (oops-check's are the fake ones.)
+	local f
+	for f in "$work"/*/guest-oopses; do
+		case $f in "$work"/oops-check/*) ;; *) cat "$f" ;; esac
+	done > "$work/oopses" 2>/dev/null || true
+	if [ -s "$work/oopses" ]; then
+		echo "guest oopses (each run retried once): $(wc -l < "$work/oopses")"
+		sed 's/^/  /' "$work/oopses"
+	fi
 	echo "$passed passed, $failed failed"
 	[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
+}
+
+# lab_oops_check WORK: the lab's own check that a guest kernel oops ends a
+# VM run at once (scenarios/fake-oops.sh puts an oops line on the console
+# and then waits 600 s): the run must end within LAB_OOPS_CHECK_LIMIT
+# seconds (240: two boots) with status $LAB_OOPS, the oops line in the
+# error of both runs, retried exactly once, and the script's own "BUG:"
+# line not taken for the kernel's. Records lab/guest-oops-ends-run.
+lab_oops_check() {
+	local work=$1 limit=${LAB_OOPS_CHECK_LIMIT:-240} start took rc=0 why="" log=$1/oops-check.log
+	start=$(date +%s)
+	timeout -k 10 "$limit" "$LAB_DIR/lab" run --kernel 6.12 --timeout 600 --results "$work/oops-check" \
+		"$LAB_DIR/scenarios/fake-oops.sh" > "$log" 2>&1 || rc=$?
+	took=$(($(date +%s) - start))
+	if [ "$rc" = 124 ] && [ "$took" -ge "$limit" ]; then
+		why="the run did not end within ${limit}s of starting (the fake oops should end each of its two boots within seconds)"
+	elif [ "$rc" != "$LAB_OOPS" ]; then
+		why="the run ended with status $rc, not $LAB_OOPS (a guest oops)"
+	elif [ "$(grep -c '^lab: guest oops: retried once$' "$log")" != 1 ]; then
+		why="not retried exactly once"
+	elif [ "$(grep -cE '^lab:   \[ *[0-9]+\.[0-9]+\] Oops: int3: .*fake-oops' "$log")" != 2 ]; then
+		why="the fake oops line is not in the error of both runs"
+	elif grep -q "^lab:   .*a test's own line" "$log"; then
+		why="a user-space line holding BUG: was taken for the kernel's"
+	fi
+	echo "lab: the guest-oops check took ${took}s for two boots (log: $log)" >&2
+	if [ -z "$why" ]; then
+		echo "PASS lab/guest-oops-ends-run" >> "$work/host-checks"
+	else
+		sed 's/^/lab: oops check: /' "$log" >&2
+		echo "FAIL lab/guest-oops-ends-run: $why" >> "$work/host-checks"
+	fi
 }

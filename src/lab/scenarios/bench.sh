@@ -28,6 +28,18 @@ for f in "$here"/bench.d/*.sh; do
 	. "$f"
 done
 
+# A run that died of a guest kernel oops is run once more by the host (see
+# lab_run) with the same results share: it resumes after the repetitions
+# runs.jsonl already holds, and the repetition the oops cut short (named
+# in bench.current) is measured again, with a note in the table.
+# bench_done NAME: how many repetitions of NAME are recorded (notes aside).
+bench_done() { grep "^{\"name\":\"$1\"," "$RESULTS/runs.jsonl" 2>/dev/null | grep -vc '"note":' || true; }
+if [ -s "$RESULTS/bench.current" ]; then
+	jq -cn --arg name "$(cat "$RESULTS/bench.current")" --arg kernel "$LAB_KERNEL" \
+		--arg oops "$(tail -n 1 "$RESULTS/guest-oopses" 2>/dev/null | sed 's/^[^:]*: //')" \
+		'{name: $name, kernel: $kernel, note: "guest oops: retried once (\($oops))"}' | tee -a "$RESULTS/runs.jsonl"
+fi
+
 only=${LAB_BENCH_ONLY:-}
 n=${#BENCH_NAMES[@]}
 most=$reps
@@ -40,9 +52,12 @@ for rep in $(seq 1 "$most"); do
 		name=${BENCH_NAMES[$i]}
 		if [ -n "$only" ] && ! echo "$name" | grep -qE "$only"; then continue; fi
 		[ "$rep" -gt "${BENCH_REPS[$i]}" ] && continue
+		[ "$rep" -le "$(bench_done "$name")" ] && continue
 		log "bench $name (repetition $rep/${BENCH_REPS[$i]})"
+		echo "$name" > "$RESULTS/bench.current"
 		topo_reset
 		"${BENCH_FUNCS[$i]}" "$name"
 	done
 done
+rm -f "$RESULTS/bench.current"
 topo_reset
