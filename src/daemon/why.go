@@ -48,7 +48,48 @@ func (c controller) Why(ctx context.Context, q rpc.WhyQuery) ([]why.Answer, int,
 	for _, e := range entries {
 		answers = append(answers, why.Explain(r.facts(e)))
 	}
+	// A cut deletes the connection's conntrack entry, and its dropped
+	// frames make no new one: what is cut is known from the cut alone.
+	for _, ct := range st.Cut.Cuts {
+		if !cutNamed(ct, q) || tracked(ct, entries) {
+			continue
+		}
+		total++
+		if len(answers) < q.Limit {
+			answers = append(answers, why.Explain(r.cutFacts(ct)))
+		}
+	}
 	return answers, total, nil
+}
+
+// cutNamed: the query names the cut connection.
+func cutNamed(c cut.Cut, q rpc.WhyQuery) bool {
+	if q.Address == "" {
+		return c.Names(q.Tuple)
+	}
+	p, err := cut.ParsePrefix(q.Address)
+	return err == nil && c.HasAddressIn(p.Masked())
+}
+
+func tracked(c cut.Cut, entries []netstate.Entry) bool {
+	for _, e := range entries {
+		if c.Names(e.Flow.Original) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutFacts are the facts of a cut connection conntrack no longer holds.
+func (r routerFacts) cutFacts(c cut.Cut) why.Facts {
+	family := "ipv4"
+	if a, err := netip.ParseAddr(c.Original.Src); err == nil && a.Unmap().Is6() {
+		family = "ipv6"
+	}
+	fl := netstate.Flow{Family: family, Proto: c.Original.Proto, Original: c.Original, Reply: c.Reply}
+	f := r.facts(netstate.Entry{Flow: fl})
+	f.NoConntrack = true
+	return f
 }
 
 // whyFilter asks conntrack for the entries with an end in the address,

@@ -108,3 +108,22 @@ func TestReadFlag(t *testing.T) {
 		t.Error("an absent file reads as a value")
 	}
 }
+
+// A cut connection conntrack no longer holds is found from the cut.
+func TestWhyCutWithoutEntry(t *testing.T) {
+	conn := netstate.Tuple{Proto: "udp", Src: "10.0.1.2", Dst: "198.51.100.7", SrcPort: 5000, DstPort: 53}
+	c := cut.Cut{Original: conn, Reply: conn.Reverse(), Trigger: "ubus"}
+	if !cutNamed(c, rpc.WhyQuery{Address: "198.51.100.0/24"}) || !cutNamed(c, rpc.WhyQuery{Tuple: conn.Reverse()}) || cutNamed(c, rpc.WhyQuery{Address: "10.0.2.0/24"}) {
+		t.Error("cutNamed does not follow the query")
+	}
+	if tracked(c, nil) || !tracked(c, []netstate.Entry{{Flow: netstate.Flow{Original: conn}}}) {
+		t.Error("tracked does not follow the entries")
+	}
+	var st status.Status
+	st.Cut.Cuts = []cut.Cut{c}
+	r := routerFacts{status: st, route: func(netip.Addr) (observe.Route, error) { return observe.Route{Device: "lan0"}, nil }}
+	a := why.Explain(r.cutFacts(c))
+	if a.Where != why.WhereCut || len(a.Reasons) != 1 || a.Reasons[0].Code != "cut" || a.Flow.Family != "ipv4" {
+		t.Errorf("where %q, reasons %+v, family %q", a.Where, a.Reasons, a.Flow.Family)
+	}
+}

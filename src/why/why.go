@@ -65,6 +65,10 @@ type Facts struct {
 	// [1] toward the reply's source (the far end after NAT).
 	Sides [2]Side `json:"sides"`
 	Cut   *Cut    `json:"cut,omitempty"` // nil: not cut
+	// NoConntrack: conntrack holds no entry for the connection (a cut
+	// deletes it, and its dropped frames make no new one): Entry is the
+	// cut's record, and the cut is all there is to say.
+	NoConntrack bool `json:"no_conntrack,omitempty"`
 	PPE   *PPE    `json:"ppe,omitempty"` // nil: no engine table read for this flow
 }
 
@@ -164,9 +168,16 @@ func Explain(f Facts) Answer {
 		if !f.Cut.InFastpath {
 			how = "its conntrack entry was deleted (the cut sets were full or cut_in_fastpath is off)"
 		}
-		add(Reason{Code: "cut", Blocks: true, Text: "cut: " + how,
-			Evidence: "cut by " + strings.TrimSpace(f.Cut.Trigger+" "+f.Cut.Reason),
-			Fix:      "fastpath uncut " + conn + " (a block list's cut lasts while the list holds the address)"})
+		evidence := "cut by " + strings.TrimSpace(f.Cut.Trigger+" "+f.Cut.Reason)
+		if f.NoConntrack {
+			evidence += "; conntrack holds no entry for it (the cut deleted it)"
+		}
+		add(Reason{Code: "cut", Blocks: true, Text: "cut: " + how, Evidence: evidence,
+			Fix: "fastpath uncut " + conn + " (a block list's cut lasts while the list holds the address)"})
+		if f.NoConntrack {
+			a.Summary = summary(a)
+			return a
+		}
 	}
 	if f.Local != "" {
 		add(Reason{Code: "local", Blocks: true,
