@@ -35,6 +35,7 @@ func (c controller) Why(ctx context.Context, q rpc.WhyQuery) ([]why.Answer, int,
 	st := c.d.statusUncounted(ctx)
 	r := routerFacts{
 		status:     st,
+		pppoe:      c.d.pppoeDevices(),
 		own:        ownAddrs(),
 		route:      cachedRoutes(),
 		accounting: readFlag(filepath.Join(c.d.Root, "proc/sys/net/netfilter/nf_conntrack_acct")),
@@ -115,6 +116,7 @@ type routerFacts struct {
 	status     status.Status
 	own        []netip.Addr
 	route      func(netip.Addr) (observe.Route, error)
+	pppoe      map[string]string // a PPPoE interface's device (pppoe-wan) -> the device it runs on
 	accounting *bool
 	wed        *bool
 	// ppe finds a flow in the offload engine's tables; nil where they
@@ -182,12 +184,12 @@ func (r routerFacts) side(addr string) why.Side {
 	for _, d := range r.status.Platform.Devices {
 		devs[d.Name] = d
 	}
-	d := devs[s.Device]
-	s.Kind = d.Kind
-	if d.Kind == "bridge" || d.Kind == "vlan" {
-		for _, l := range d.Lower {
-			s.Enter = append(s.Enter, why.Port{Name: l, Kind: devs[l].Kind})
-		}
+	s.Kind = devs[s.Device].Kind
+	if s.Kind == "" && r.pppoe[s.Device] != "" {
+		s.Kind = "ppp"
+	}
+	if enter := r.enter(s.Device, devs); len(enter) != 1 || enter[0].Name != s.Device {
+		s.Enter = enter
 	}
 	for _, t := range r.status.Tunnels {
 		if t.Device == s.Device {
@@ -195,6 +197,49 @@ func (r routerFacts) side(addr string) why.Side {
 		}
 	}
 	return s
+}
+
+// enter follows a device to the devices its frames enter on, as the
+// kernel's forward path does: a bridge to its ports, a VLAN to its
+// parent, a PPPoE interface to the device it runs on (the plan lists
+// those for the same reason).
+func (r routerFacts) enter(name string, devs map[string]platform.Device) []why.Port {
+	var out []why.Port
+	seen := map[string]bool{}
+	var walk func(n string, depth int)
+	walk = func(n string, depth int) {
+		if seen[n] || depth > 8 {
+			return
+		}
+		seen[n] = true
+		d := devs[n]
+		switch {
+		case (d.Kind == "bridge" || d.Kind == "vlan") && len(d.Lower) > 0:
+			for _, l := range d.Lower {
+				walk(l, depth+1)
+			}
+		case r.pppoe[n] != "":
+			walk(r.pppoe[n], depth+1)
+		default:
+			out = append(out, why.Port{Name: n, Kind: d.Kind})
+		}
+	}
+	walk(name, 0)
+	return out
+}
+
+// pppoeDevices maps each PPPoE interface's device (netifd names it
+// pppoe-IFACE) to the device it runs on, from the last pass's config.
+func (r *Reconciler) pppoeDevices() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]string{}
+	for _, ifc := range r.last.snap.Settings.Network.Interfaces {
+		if ifc.Proto == "pppoe" && ifc.Device != "" {
+			out["pppoe-"+ifc.Name] = ifc.Device
+		}
+	}
+	return out
 }
 
 // ppeDir is a direction as the engine keys it.

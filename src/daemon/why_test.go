@@ -72,6 +72,17 @@ func TestWhyFacts(t *testing.T) {
 		t.Errorf("engine's entry %+v", f.PPE)
 	}
 	r.ppe = nil
+	// PPPoE in a VLAN: pppoe-wan runs on wan0.500, whose frames enter on wan0.
+	r.status.Platform.Devices = append(r.status.Platform.Devices,
+		platform.Device{Name: "wan0.500", Kind: "vlan", Lower: []string{"wan0"}}, platform.Device{Name: "wan0", Kind: "ether"})
+	r.pppoe = map[string]string{"pppoe-wan": "wan0.500"}
+	routes["10.8.0.1"] = "pppoe-wan"
+	f = r.facts(netstate.Entry{Flow: netstate.Flow{Proto: "tcp", Original: conn, Reply: conn.Reverse()}})
+	if s := f.Sides[1]; s.Kind != "ppp" || len(s.Enter) != 1 || s.Enter[0] != (why.Port{Name: "wan0", Kind: "ether"}) {
+		t.Errorf("PPPoE side %+v, want its frames entering on wan0", s)
+	}
+	routes["10.8.0.1"] = "wg0"
+	r.pppoe = nil
 	local := netstate.Tuple{Proto: "tcp", Src: "192.168.1.23", Dst: "192.168.1.1", SrcPort: 50000, DstPort: 22}
 	f = r.facts(netstate.Entry{Flow: netstate.Flow{Proto: "tcp", Original: local, Reply: local.Reverse()}})
 	if f.Local != "192.168.1.1" || f.Sides[1].Error != "network is unreachable" {
