@@ -11,7 +11,7 @@ import (
 // devices toward its ends, and the reasons in the kernel's order.
 func Text(answers []Answer) string {
 	if len(answers) == 0 {
-		return "no connection matches\n"
+		return "no connection matches: conntrack holds no entry for it (it ended, has not started, or a notrack rule keeps it out of conntrack, which also keeps it from ever being offloaded); fastpath flows --address IP lists what conntrack holds\n"
 	}
 	var b strings.Builder
 	for i, a := range answers {

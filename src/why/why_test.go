@@ -113,3 +113,9 @@ func TestReasonsInKernelOrder(t *testing.T) {
 		t.Errorf("reasons %v, want %v", got, want)
 	}
 }
+
+func TestTextOfNoMatch(t *testing.T) {
+	if got := Text(nil); !strings.HasPrefix(got, "no connection matches: conntrack holds no entry") || !strings.Contains(got, "notrack") {
+		t.Errorf("Text(nil) = %q", got)
+	}
+}
