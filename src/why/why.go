@@ -148,7 +148,7 @@ type Answer struct {
 
 // Reason is one cause, in the order the kernel meets it.
 type Reason struct {
-	Code string `json:"code"` // stable: cut, local, offload-off, proto, accounting, packets, tcp-closing, tcp-handshake, tcp-assured, helper, seqadj, nat-clash, no-route, tunnel, device, device-maybe, hw-tunnel, wed-off, hw-wifi, hw-pending, ppe, unexplained
+	Code string `json:"code"` // stable: cut, local, offload-off, other-flowtable, proto, accounting, packets, tcp-closing, tcp-handshake, tcp-assured, helper, seqadj, nat-clash, no-route, tunnel, device, device-maybe, hw-tunnel, wed-off, hw-wifi, hw-pending, ppe, unexplained
 	// Blocks: the kernel skips the flow for it; false: a likely cause
 	// the facts cannot settle.
 	Blocks   bool   `json:"blocks"`
@@ -185,7 +185,13 @@ func Explain(f Facts) Answer {
 			Evidence: f.Local + " is the router's own address",
 			Fix:      "none: only forwarded connections can be offloaded"})
 	}
-	if !f.Offload.Flowtable {
+	offloaded := fl.Offload != ""
+	if !f.Offload.Flowtable && offloaded {
+		add(Reason{Code: "other-flowtable", Blocks: false,
+			Text:     "the flowtable is another one (firewall4's own, with flow_offloading on): fastpath has none in the kernel",
+			Evidence: "conntrack status " + statusText(f.Entry.Status) + "; mode " + orNone(f.Offload.Mode) + "; table inet fastpath holds no flowtable and rule",
+			Fix:      "fastpath status says why fastpath's flowtable is missing"})
+	} else if !f.Offload.Flowtable {
 		fix := "fastpath set software (or hardware), then fastpath status"
 		if f.Offload.Mode != "off" && f.Offload.Mode != "" {
 			fix = "fastpath status says why the flowtable is missing; fastpath reload"
@@ -195,7 +201,6 @@ func Explain(f Facts) Answer {
 			Evidence: "mode " + orNone(f.Offload.Mode) + "; table inet fastpath holds no flowtable and rule",
 			Fix:      fix})
 	}
-	offloaded := fl.Offload != ""
 	if !offloaded {
 		a.Reasons = append(a.Reasons, evalReasons(f)...)
 	}
@@ -324,6 +329,14 @@ func deviceReasons(f Facts) []Reason {
 				Fix:      "none on this kernel: fastpath print lists which tunnels take the fast path"})
 			continue
 		case s.Tunnel != nil && s.Tunnel.Underlay != "" && listed(s.Tunnel.Underlay):
+			continue
+		case s.Tunnel != nil:
+			// The flowtable finds a tunnel's flows where its frames enter:
+			// on the underlay, never the tunnel device.
+			out = append(out, Reason{Code: "device", Blocks: true,
+				Text:     fmt.Sprintf("the frames from %s come through tunnel %s, whose underlay %s the flowtable does not list", from, s.Device, orNone(s.Tunnel.Underlay)),
+				Evidence: fmt.Sprintf("%s; flowtable devices: %s", s.Tunnel.Reason, list(f.Offload.Devices)),
+				Fix:      "fastpath reload (the plan lists a followed tunnel's underlay); fastpath print says why it does not"})
 			continue
 		}
 		var in, out2 []string
