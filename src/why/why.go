@@ -12,9 +12,9 @@ import (
 )
 
 // The kernel's decision, as read in net/netfilter/nft_flow_offload.c
-// (nft_flow_offload_eval; the same in Linux 6.6, 6.18 and the 7.x tree)
-// and nf_flow_table_ip.c (the flowtable's hooks), for a packet of a
-// forwarded connection:
+// (nft_flow_offload_eval: the same checks in the 6.6.y and 6.18.y stable
+// trees and in mainline at 0401bbf56da5) and nf_flow_table_ip.c (the
+// flowtable's hooks), for a packet of a forwarded connection:
 //
 //  0. netdev ingress, priority -500: fastpath's cut drops the frames of a
 //     cut connection before anything below sees them.
@@ -46,9 +46,12 @@ import (
 //     with `flags offload` the driver is asked to bind it (IPS_HW_OFFLOAD
 //     once it did; MediaTek's PPE shows its own state in debugfs).
 //  4. The flowtable's hook (nf_flow_offload_ip_hook) then forwards the
-//     flow's packets; a TCP FIN or RST tears the flow down (6.6 to 6.18:
-//     flow_offload_teardown, conntrack back to the slow path to close),
-//     as do 30 s without a packet, a route change and a device going down.
+//     flow's packets; a TCP FIN or RST ends its offload (nf_flow_state_check:
+//     flow_offload_teardown, and conntrack closes the connection in the slow
+//     path; the newest trees mark the flow NF_FLOW_CLOSING and let it
+//     expire), as do 30 s without a packet, a route change and a device
+//     going down. Once conntrack's state has left ESTABLISHED, step 3c
+//     never offloads the connection again.
 //
 // Explain walks the same order over what conntrack, the routes, the plan,
 // the cut and the PPE showed; a check the facts cannot make is left out
