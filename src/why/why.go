@@ -72,7 +72,7 @@ type Facts struct {
 	// deletes it, and its dropped frames make no new one): Entry is the
 	// cut's record, and the cut is all there is to say.
 	NoConntrack bool `json:"no_conntrack,omitempty"`
-	PPE   *PPE    `json:"ppe,omitempty"` // nil: no engine table read for this flow
+	PPE         *PPE `json:"ppe,omitempty"` // nil: no engine table read for this flow
 }
 
 // Offload is the flowtable as the kernel has it, with the plan's mode.
