@@ -114,11 +114,19 @@ type listIndex struct {
 
 func buildIndex(lists map[string]*listState) *listIndex {
 	ix := &listIndex{}
+	var n4, n6 int
 	for _, name := range sortedKeys(lists) {
 		l := lists[name]
 		ix.lists = append(ix.lists, l)
-		ix.all = unionSet(ix.all, l.cover)
+		n4, n6 = n4+len(l.cover.v4), n6+len(l.cover.v6)
 	}
+	// Every list's ranges in one slice, sorted and merged once: a union
+	// list by list copied the largest list once per list after it.
+	v4, v6 := make([]span, 0, n4), make([]span, 0, n6)
+	for _, l := range ix.lists {
+		v4, v6 = append(v4, l.cover.v4...), append(v6, l.cover.v6...)
+	}
+	ix.all = Set{normalized(v4, top4), normalized(v6, top6)}
 	return ix
 }
 

@@ -134,9 +134,10 @@ func (l *listState) loadChanges(cs []pointChange, interval bool) delta {
 }
 
 // queue records elements a notification added or deleted.
-func (l *listState) queue(els []rawElem, present bool) []string {
-	cs, problems := pointChanges(els, present)
-	l.pending = append(l.pending, cs...)
+func (l *listState) queue(els []rawElem, present bool) (problems []string) {
+	for _, el := range els {
+		l.pending, problems = appendPointChanges(l.pending, problems, el, present)
+	}
 	return problems
 }
 
@@ -146,7 +147,22 @@ func (l *listState) dropAll(interval bool) {
 	// The commit builds the points anew: let the old ones go now, not
 	// beside the new set's (its count is kept for reports until then).
 	l.countNow()
-	l.reset, l.pending, l.interval, l.pts = true, nil, interval, [2]pointSet{}
+	// Room for a set as large again (banIP's reload creates it anew in
+	// the same transaction), where growing it a quarter at a time
+	// allocated it five times over.
+	if size := l.size(); size > cap(l.pending) {
+		l.pending = make([]pointChange, 0, size)
+	}
+	l.reset, l.pending, l.interval, l.pts = true, l.pending[:0], interval, [2]pointSet{}
+}
+
+// size is how many changes would load the list as it is: its points, or
+// the ranges of a set without intervals.
+func (l *listState) size() int {
+	if l.interval {
+		return len(l.pts[0]) + len(l.pts[1])
+	}
+	return l.cover.len()
 }
 
 // commit applies the transaction's changes.

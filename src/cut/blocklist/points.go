@@ -27,6 +27,7 @@ type pointChange struct {
 // pointChanges turns the elements of one notification into changes. An
 // element with an inclusive end key (pipapo sets) is a start and an end.
 func pointChanges(els []rawElem, present bool) (out []pointChange, problems []string) {
+	out = make([]pointChange, 0, len(els)) // more only for pipapo's ranges
 	for _, el := range els {
 		out, problems = appendPointChanges(out, problems, el, present)
 	}
@@ -121,7 +122,18 @@ func (ps pointSet) region(at u128, top u128) (span, bool) {
 
 // cover is the set of addresses the points describe.
 func (ps pointSet) cover(top u128) spans {
-	var out spans
+	starts := 0
+	for _, p := range ps {
+		if p.start {
+			starts++
+		}
+	}
+	if starts == 0 {
+		return nil
+	}
+	// At most a range per start: sized once, where growing it a quarter
+	// at a time allocated it five times over.
+	out := make(spans, 0, starts)
 	open := false
 	var lo u128
 	for _, p := range ps {

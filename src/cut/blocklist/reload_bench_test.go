@@ -29,11 +29,13 @@ func BenchmarkReload(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ix.mu.Lock()
 		l.dropAll(true)
+		var prev setEvent
 		for _, m := range msgs {
-			ev, err := parseSetEvent(nfnlSubsysNftables<<8|nftMsgNewSetElem, m)
+			ev, err := parseSetEventAfter(nfnlSubsysNftables<<8|nftMsgNewSetElem, m, prev)
 			if err != nil {
 				b.Fatal(err)
 			}
+			prev = ev
 			l.queue(ev.Elems, true)
 		}
 		d := l.commit()

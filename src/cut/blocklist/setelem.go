@@ -90,6 +90,20 @@ type setEvent struct {
 	Set      string
 	Interval bool // setAdded: the set has flags interval
 	Elems    []rawElem
+
+	names [2]string // while decoding: names to reuse (name)
+}
+
+// name reads a string attribute, its NULs trimmed, as one of ev.names
+// where it is one.
+func (ev *setEvent) name(b []byte) string {
+	b = bytes.TrimRight(b, "\x00")
+	for _, n := range ev.names {
+		if n != "" && string(b) == n {
+			return n
+		}
+	}
+	return string(b)
 }
 
 var errNotSetElem = errors.New("not a table, set, set element or generation message")
@@ -100,8 +114,18 @@ var errNotSetElem = errors.New("not a table, set, set element or generation mess
 // elements are used before its batch goes, and a copy each was most of
 // what a 100,000-element load allocated.
 func parseSetEvent(msgType uint16, data []byte) (setEvent, error) {
-	var ev setEvent
+	return parseSetEventAfter(msgType, data, setEvent{})
+}
+
+// parseSetEventAfter is parseSetEvent for a watch, which reads events one
+// after another: the elements go in prev's array (prev's are used up),
+// and a table or set name prev had is reused, not allocated again (a
+// load's notifications all name one set).
+func parseSetEventAfter(msgType uint16, data []byte, prev setEvent) (setEvent, error) {
+	ev := setEvent{Elems: prev.Elems[:0]}
+	ev.names = [2]string{prev.Table, prev.Set}
 	err := decodeSetEvent(msgType, data, &ev, func(el rawElem) { ev.Elems = append(ev.Elems, el) })
+	ev.names = [2]string{}
 	return ev, err
 }
 
@@ -142,14 +166,14 @@ func decodeSetEvent(msgType uint16, data []byte, ev *setEvent, elem func(rawElem
 		switch {
 		case ev.Kind == tableDeleted:
 			if ad.typ == attrTableName {
-				ev.Table = attrString(ad.data)
+				ev.Table = ev.name(ad.data)
 			}
 		case !elems:
 			switch ad.typ {
 			case attrSetTable:
-				ev.Table = attrString(ad.data)
+				ev.Table = ev.name(ad.data)
 			case attrSetName:
-				ev.Set = attrString(ad.data)
+				ev.Set = ev.name(ad.data)
 			case attrSetFlags:
 				if len(ad.data) != 4 {
 					ad.err = fmt.Errorf("netlink: attribute %d is not a uint32; length: %d", ad.typ, len(ad.data))
@@ -158,9 +182,9 @@ func decodeSetEvent(msgType uint16, data []byte, ev *setEvent, elem func(rawElem
 				ev.Interval = binary.BigEndian.Uint32(ad.data)&setFlagInterval != 0
 			}
 		case ad.typ == attrElemListTable:
-			ev.Table = attrString(ad.data)
+			ev.Table = ev.name(ad.data)
 		case ad.typ == attrElemListSet:
-			ev.Set = attrString(ad.data)
+			ev.Set = ev.name(ad.data)
 		case ad.typ == attrElemListElems:
 			ad.err = decodeElems(ad.data, elem)
 		}
@@ -260,9 +284,6 @@ func (a *attrs) next() bool {
 	a.i += (max(n, 4) + 3) &^ 3
 	return true
 }
-
-// attrString reads a string attribute, its NULs trimmed.
-func attrString(b []byte) string { return string(bytes.TrimRight(b, "\x00")) }
 
 // be64 reads an 8-byte big-endian attribute.
 func be64(b []byte) (uint64, bool) {

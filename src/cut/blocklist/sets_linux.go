@@ -51,9 +51,10 @@ type setContent struct {
 	els      []rawElem
 }
 
-// readSet reads a watched nftables set through a dump; problem says why
-// it could not.
-func (r *setReader) readSet(b cut.BlocklistConfig) (c setContent, problem string) {
+// readSet reads a watched nftables set through a dump, with room for
+// size changes (what the list held: a read again finds about as many);
+// problem says why it could not.
+func (r *setReader) readSet(b cut.BlocklistConfig, size int) (c setContent, problem string) {
 	t := &nftables.Table{Name: b.Table, Family: nftables.TableFamily(nftFamilies[b.Family])}
 	set, err := r.nft.GetSetByName(t, b.Set)
 	if err == nil {
@@ -62,6 +63,7 @@ func (r *setReader) readSet(b cut.BlocklistConfig) (c setContent, problem string
 		if c.interval {
 			limit *= 2 // a start and an end each
 		}
+		c.changes = make([]pointChange, 0, size)
 		n := 0
 		err = walkSetElements(r.dump, nftFamilies[b.Family], b.Table, b.Set, func(el rawElem) {
 			if n++; n > limit {
@@ -216,6 +218,7 @@ func (ls *Lists) setLists(keep func(*listState) bool) []*listState {
 // set that is gone drops its list.
 func (ls *Lists) refresh(r *setReader, l *listState) delta {
 	ls.mu.Lock()
+	size := l.size()
 	if ls.byName[l.cfg.Name] == l {
 		// Whatever the read finds replaces the points: let them go now,
 		// not beside the new ones (its count is kept for reports).
@@ -224,7 +227,7 @@ func (ls *Lists) refresh(r *setReader, l *listState) delta {
 	}
 	ls.mu.Unlock()
 	start := time.Now()
-	c, problem := r.readSet(l.cfg)
+	c, problem := r.readSet(l.cfg, size)
 	end := time.Now()
 	ls.mu.Lock()
 	defer ls.mu.Unlock()

@@ -236,6 +236,9 @@ func union(a, b spans, top u128) spans {
 
 // subtract returns what of a is not in b.
 func subtract(a, b spans) spans {
+	if len(b) == 0 && len(a) > 0 {
+		return slices.Clone(a) // a load's additions: all of a, allocated once
+	}
 	var out spans
 	j := 0
 	for _, n := range a {

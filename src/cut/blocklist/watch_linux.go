@@ -223,6 +223,7 @@ func (w *Watch) watchSets(removed func()) error {
 	expiries := newRereadTimer()
 	defer expiries.stop()
 	expiries.arm(ls.nextReread())
+	var prev setEvent // the last notification: its array and names are reused
 	for {
 		var msgs []netlink.Message
 		select {
@@ -257,10 +258,11 @@ func (w *Watch) watchSets(removed func()) error {
 			continue
 		}
 		for _, m := range msgs {
-			ev, err := parseSetEvent(uint16(m.Header.Type), m.Data)
+			ev, err := parseSetEventAfter(uint16(m.Header.Type), m.Data, prev)
 			if err != nil {
 				continue
 			}
+			prev = ev
 			if ev.Kind == committed {
 				if len(dirty) > 0 {
 					w.commit(dirty, removed)
