@@ -56,7 +56,7 @@ lab_test() {
 	if [ -s "$work/6.12.kernel" ]; then
 		mkdir -p "$work/openwrt"
 		rc=0
-		lab_run --kernel 6.12 --timeout "${LAB_OPENWRT_TIMEOUT:-900}" --results "$work/openwrt" \
+		lab_run --kernel 6.12 --timeout "${LAB_OPENWRT_TIMEOUT:-1200}" --results "$work/openwrt" \
 			"$LAB_DIR/scenarios/openwrt.sh" || rc=$?
 		if [ "$rc" != 0 ]; then
 			echo "FAIL vm/openwrt: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"

@@ -22,7 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 SLOW_MAX=${LAB_SLOW_MAX:-20}
 WORK=/tmp/owrt
-OUTDIR=$WORK/out
+# The stack's logs (syslog.log has the daemon's) stay with the results.
+OUTDIR=$RESULTS/openwrt-logs
 
 # --- outer: the VM's root namespace ------------------------------------------
 
@@ -80,7 +81,7 @@ UCI
 
 outer() {
 	local userland rc=0 m
-	rm -rf "$WORK"; mkdir -p "$WORK" "$OUTDIR"
+	rm -rf "$WORK" "$OUTDIR"; mkdir -p "$WORK" "$OUTDIR"
 	# --links: a copy of the runtime that lost its symbolic links (its
 	# libraries among them) gets them back through FILES_DIR.
 	if ! userland=$("$LAB_REPO/src/build/openwrt-userland.sh" --links "$WORK/files" 2> "$WORK/userland.err"); then
@@ -110,8 +111,9 @@ outer() {
 
 FASTPATH=/usr/sbin/fastpath
 
-# until_true SECONDS COMMAND...: COMMAND every 0.2 s until it succeeds or
-# SECONDS pass; WAITED says how long it took (seconds, one decimal).
+# until_true SECONDS COMMAND...: COMMAND every 0.5 s until it succeeds or
+# SECONDS pass; WAITED says how long it took (seconds, one decimal). The
+# commands (ubus, nft, conntrack) each cost a good part of that under TCG.
 until_true() {
 	local bound=$1 t0 now; shift
 	t0=$(date +%s%N)
@@ -122,7 +124,7 @@ until_true() {
 			WAITED=$(awk -v n=$(( ($(date +%s%N) - t0) / 100000000 )) 'BEGIN { printf "%.1f", n / 10 }')
 			return 1
 		fi
-		sleep 0.2
+		sleep 0.5
 	done
 	WAITED=$(awk -v n=$(( ($(date +%s%N) - t0) / 100000000 )) 'BEGIN { printf "%.1f", n / 10 }')
 }
@@ -183,10 +185,12 @@ offloaded() { [ "$(( N < MAX ))" = 1 ] && [ "$MB" -gt 0 ]; }
 not_offloaded() { [ "$N" -ge 1000 ] && [ "$MB" -gt 0 ]; }
 
 # The long stream the life events are measured on: client -> server,
-# until the events are done.
+# until the events are done, at 100 Mbit/s: at full speed it kept both
+# emulated CPUs busy, and every event and conntrack read beside it took
+# several times as long.
 long_start() {
 	server_listen || log "long stream: no iperf3 server listening after ${WAITED}s"
-	ip netns exec client iperf3 -c 10.0.2.2 -t 600 -f m > /tmp/iperf-long.txt 2>&1 &
+	ip netns exec client iperf3 -c 10.0.2.2 -t 600 -b 100M -f m > /tmp/iperf-long.txt 2>&1 &
 	LONG=$!
 }
 long_stop() { kill -INT "$LONG" 2>/dev/null; wait "$LONG" 2>/dev/null; LONG=""; }
@@ -295,13 +299,23 @@ t_uci_offload() {
 	check openwrt/uci-fw4-flowtable "fw4's flowtable {$fw} (want the zones' L3 devices br-lan, wan0, wan0.20 as firewall4 renders them: its flowtable exists beside fastpath's)" [ "$fw" = "br-lan, wan0, wan0.20" ]
 	stream openwrt/uci-on up
 	check openwrt/uci-stream-offloaded-up "client -> server stream: $N slow-path packets for $MB MB (want < $MAX, > 0 MB)" offloaded
-	stream openwrt/uci-on down
-	check openwrt/uci-stream-offloaded-down "server -> client stream (-R): $N slow-path packets for $MB MB (want < $MAX, > 0 MB)" offloaded
+	# The long stream stays for the fw4 reload and restart (t_fw4_reloads).
 	long_start
 	until_true 30 long_offloaded; ok=$?
 	check openwrt/uci-conntrack-offload "conntrack [OFFLOAD] on the stream's data connection (port ${LPORT:-none}) (waited ${WAITED}s, at most 30)" [ $ok = 0 ]
-	long_stop
+}
 
+# fw4's own reload and restart with an unchanged config: the long stream
+# stays offloaded, fastpath's rule digest and table stay (README: "Rule
+# changes").
+t_fw4_reloads() {
+	keeps_offloaded openwrt/fw4-reload-keeps-flow "fw4 reload" fw4 reload
+	keeps_offloaded openwrt/firewall-restart-keeps-flow "/etc/init.d/firewall restart" /etc/init.d/firewall restart
+	long_stop
+}
+
+t_uci_offload_off() {
+	local ok want="lan1, lan2, wan0"
 	uci set firewall.@defaults[0].flow_offloading=0 && uci commit firewall && /etc/init.d/firewall reload > /tmp/fw-reload.txt 2>&1
 	until_true 60 eval "devs_are fastpath none && devs_are fw4 none"; ok=$?
 	log "flow_offloading=0 + firewall reload: fastpath's flowtable {$(ft_devs fastpath)}, fw4's {$(ft_devs fw4)} after ${WAITED}s"
@@ -318,11 +332,6 @@ t_uci_offload() {
 
 t_life() {
 	local ok pid0 pid1
-	long_start
-	keeps_offloaded openwrt/fw4-reload-keeps-flow "fw4 reload" fw4 reload
-	keeps_offloaded openwrt/firewall-restart-keeps-flow "/etc/init.d/firewall restart" /etc/init.d/firewall restart
-	long_stop
-
 	ifdown wan
 	until_true 30 eval "! iface_up wan && kernel_is_plan"; ok=$?
 	log "ifdown wan: fastpath's flowtable {$(ft_devs fastpath)}, plan {$(plan_devs)}, fw4's {$(ft_devs fw4)}, wan0 $(cat /sys/class/net/wan0/operstate) (${WAITED}s)"
@@ -406,7 +415,7 @@ inner() {
 	log "inside the router: $(ubus list | xargs)"
 	t_router || return 0
 	t_opkg_install || return 0
-	for t in t_uci_offload t_life t_opkg_remove t_ubus_set; do
+	for t in t_uci_offload t_fw4_reloads t_uci_offload_off t_life t_opkg_remove t_ubus_set; do
 		log "=== $t ($((SECONDS - began)) s in)"
 		"$t"
 	done
