@@ -59,7 +59,7 @@ lab_test() {
 		lab_run --kernel 6.12 --timeout "${LAB_OPENWRT_TIMEOUT:-1200}" --results "$work/openwrt" \
 			"$LAB_DIR/scenarios/openwrt.sh" || rc=$?
 		if [ "$rc" != 0 ]; then
-			echo "FAIL vm/openwrt: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script)" >> "$work/host-checks"
+			echo "FAIL vm/openwrt: the VM run ended with status $rc (124: hard timeout, 125: the VM could not run the script, $LAB_OOPS: a guest kernel oops, again after a retry)" >> "$work/host-checks"
 		elif ! grep -q '^PASS openwrt/' "$work/openwrt/checks" 2>/dev/null; then
 			echo "FAIL vm/openwrt: scenarios/openwrt.sh recorded no passing check" >> "$work/host-checks"
 		fi
