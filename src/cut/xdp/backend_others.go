@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || mips
 
 package xdp
 
@@ -9,13 +9,18 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/cut"
 )
 
-var errNotLinux = errors.New("the XDP cut needs Linux")
+// errNotLinux says why this build has no XDP backend. Big-endian MIPS
+// (mips_24kc: ath79's ag71xx, lantiq, realtek) is left out: none of its
+// Ethernet drivers has native XDP, so the netdev cut runs there whatever
+// the build holds, and the loader's code would only cost flash.
+var errNotLinux = errors.New(notBuiltReason)
 
 // Options configure a Backend.
 type Options struct {
 	MaxEntries int
 	NetNS      int
 	Veth       bool
+	Forward    bool
 }
 
 // Device is where one device's cut runs and why.
@@ -45,6 +50,8 @@ func (b *Backend) Leave() error                 { return nil }
 func (b *Backend) Expire(time.Duration) ([]cut.Tuple, time.Duration, error) {
 	return nil, 0, errNotLinux
 }
-func (b *Backend) SetDevices([]string) ([]Device, error) { return nil, errNotLinux }
+func (b *Backend) Forwarding() (bool, error)                 { return false, errNotLinux }
+func (b *Backend) ForwardCounters() (ForwardCounters, error) { return ForwardCounters{}, errNotLinux }
+func (b *Backend) SetDevices([]string) ([]Device, error)     { return nil, errNotLinux }
 
 func DetachLeftovers(int) ([]string, error) { return nil, nil }

@@ -1,4 +1,4 @@
-//go:build linux && (mips || mipsle)
+//go:build linux && mipsle
 
 package xdp
 

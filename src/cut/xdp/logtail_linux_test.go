@@ -1,3 +1,5 @@
+//go:build linux && !mips
+
 package xdp
 
 import (

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package xdp
+
+const notBuiltReason = "the XDP cut needs Linux"
