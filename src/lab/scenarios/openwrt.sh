@@ -194,11 +194,12 @@ long_start() {
 	LONG=$!
 }
 long_stop() { kill -INT "$LONG" 2>/dev/null; wait "$LONG" 2>/dev/null; LONG=""; }
-# long_port: the client's port of the busiest connection to 5201 (the
-# stream's data, not iperf3's control connection); conntrack shows the
-# tuple before masquerade in its original direction.
+# long_port: the client's port of the busiest open connection to 5201 (the
+# stream's data, not iperf3's control connection, nor a stream before it
+# that conntrack keeps in TIME_WAIT, with more packets); conntrack shows
+# the tuple before masquerade in its original direction.
 long_port() {
-	conntrack -L -p tcp --dport 5201 2>/dev/null | grep 'src=10.0.1.2 ' |
+	conntrack -L -p tcp --dport 5201 2>/dev/null | grep 'src=10.0.1.2 ' | grep -vE 'TIME_WAIT|CLOSE|FIN_WAIT|LAST_ACK' |
 		sed -n 's/.* sport=\([0-9]*\) dport=5201 packets=\([0-9]*\) .*/\2 \1/p' | sort -n | tail -n1 | cut -d' ' -f2
 }
 port_offloaded() { [ -n "$1" ] && conntrack -L -p tcp --dport 5201 2>/dev/null | grep -F '[OFFLOAD]' | grep -q " sport=$1 dport=5201 "; }
