@@ -4,14 +4,14 @@ package conntrack
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"sync"
 
 	"github.com/mdlayher/netlink"
-	ct "github.com/ti-mo/conntrack"
-	"github.com/ti-mo/netfilter"
 	"golang.org/x/sys/unix"
 
 	"github.com/fastpath-wrt/fastpath/src/netstate"
@@ -19,7 +19,7 @@ import (
 
 // Client talks to the kernel's conntrack table over ctnetlink.
 type Client struct {
-	conn *ct.Conn
+	conn *netlink.Conn // requests with one answer: the counter, single deletes
 	raw  *netlink.Conn // batched deletes
 
 	// The lean dump's own socket, so a cut's deletes can run while it reads.
@@ -37,7 +37,7 @@ const dumpBufSize = 64 << 10
 
 // Open connects to ctnetlink in the current network namespace.
 func Open() (*Client, error) {
-	c, err := ct.Dial(nil)
+	c, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open ctnetlink (is nf_conntrack_netlink loaded?): %w", err)
 	}
@@ -117,7 +117,7 @@ func (c *Client) FlowsWithAddress(addr netip.Prefix) ([]netstate.Flow, error) {
 // stops.
 func (c *Client) Select(filter Filter, limit int) ([]netstate.Flow, int, error) {
 	var out []netstate.Flow
-	total, err := c.selectEach(filter, limit, func(f *ct.Flow) { out = append(out, mapFlow(*f)) })
+	total, err := c.selectEach(filter, limit, func(f *ctFlow) { out = append(out, mapFlow(*f)) })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -128,7 +128,7 @@ func (c *Client) Select(filter Filter, limit int) ([]netstate.Flow, int, error) 
 // explaining a connection's offload reads.
 func (c *Client) Entries(filter Filter, limit int) ([]netstate.Entry, int, error) {
 	var out []netstate.Entry
-	total, err := c.selectEach(filter, limit, func(f *ct.Flow) {
+	total, err := c.selectEach(filter, limit, func(f *ctFlow) {
 		out = append(out, netstate.Entry{Flow: mapFlow(*f), Status: uint32(f.Status), Helper: f.Helper.Name})
 	})
 	if err != nil {
@@ -139,15 +139,15 @@ func (c *Client) Entries(filter Filter, limit int) ([]netstate.Entry, int, error
 
 // selectEach hands the first limit entries the filter selects, decoded in
 // full, to keep, and counts them all (see Select).
-func (c *Client) selectEach(filter Filter, limit int, keep func(*ct.Flow)) (int, error) {
+func (c *Client) selectEach(filter Filter, limit int, keep func(*ctFlow)) (int, error) {
 	sel, err := filter.selector()
 	if err != nil {
 		return 0, err
 	}
 	counted := -1
 	if filter == (Filter{}) && limit >= 0 {
-		if g, err := c.conn.StatsGlobal(); err == nil {
-			counted = int(g.Entries)
+		if n, err := c.tableEntries(); err == nil {
+			counted = n
 		}
 	}
 	kept, total, stopped := 0, 0, false
@@ -201,7 +201,7 @@ func (c *Client) selectEach(filter Filter, limit int, keep func(*ct.Flow)) (int,
 }
 
 // keysOf picks what a selector looks at from a parsed entry.
-func keysOf(family uint8, f *ct.Flow) keys {
+func keysOf(family uint8, f *ctFlow) keys {
 	return keys{
 		family: family,
 		proto:  f.TupleOrig.Proto.Protocol,
@@ -220,21 +220,48 @@ func keysOf(family uint8, f *ct.Flow) keys {
 // Delete removes the entry with f's original tuple. An offloaded entry on
 // a kernel before 6.4 gives ErrOffloadedBusy; a missing one os.ErrNotExist.
 func (c *Client) Delete(f netstate.Flow) error {
-	orig, err := kernelTuple(f.Original)
+	m, err := deleteMessage(f)
 	if err != nil {
 		return fmt.Errorf("delete conntrack entry: %w", err)
 	}
-	// The kernel looks the entry up by the original tuple; the reply tuple
-	// is sent only because the library picks the message's address family
-	// from both.
-	reply, rerr := kernelTuple(f.Reply)
-	if rerr != nil || reply.IP.SourceAddress.Is4() != orig.IP.SourceAddress.Is4() {
-		reply = orig
-		reply.IP.SourceAddress, reply.IP.DestinationAddress = orig.IP.DestinationAddress, orig.IP.SourceAddress
-		reply.Proto.SourcePort, reply.Proto.DestinationPort = orig.Proto.DestinationPort, orig.Proto.SourcePort
-	}
-	err = c.conn.Delete(ct.Flow{TupleOrig: orig, TupleReply: reply})
+	_, err = c.conn.Execute(m)
 	return mapDeleteError(err, "conntrack entry "+f.Original.String())
+}
+
+// tableEntries is the kernel's count of entries (IPCTNL_MSG_CT_GET_STATS,
+// CTA_STATS_GLOBAL_ENTRIES: nf_conntrack_count, what `conntrack -C` shows).
+func (c *Client) tableEntries() (int, error) {
+	msgs, err := c.conn.Execute(netlink.Message{
+		Header: netlink.Header{
+			Type:  netlink.HeaderType(nfnlSubsysCTNetlink<<8 | ipctnlMsgCTGetStats),
+			Flags: netlink.Request | netlink.Dump | netlink.Acknowledge,
+		},
+		Data: []byte{unix.AF_UNSPEC, 0, 0, 0}, // nfgenmsg
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read conntrack counter: %w", err)
+	}
+	if len(msgs) == 0 || len(msgs[0].Data) < 4 {
+		return 0, errors.New("read conntrack counter: empty answer")
+	}
+	return statsEntries(msgs[0].Data[4:])
+}
+
+// statsEntries reads CTA_STATS_GLOBAL_ENTRIES (big-endian u32) from the
+// attributes of the answer to IPCTNL_MSG_CT_GET_STATS; an answer without
+// it counts none.
+func statsEntries(attrs []byte) (int, error) {
+	for len(attrs) > 0 {
+		typ, val, rest, err := nextAttr(attrs)
+		if err != nil {
+			return 0, fmt.Errorf("read conntrack counter: %w", err)
+		}
+		if typ == ctaStatsGlobalEntries && len(val) == 4 {
+			return int(binary.BigEndian.Uint32(val)), nil
+		}
+		attrs = rest
+	}
+	return 0, nil
 }
 
 // Events calls fn for every new and destroyed connection until ctx ends
@@ -251,52 +278,80 @@ func (c *Client) Events(ctx context.Context, fn func(Event)) error {
 // Opening it apart from Run lets a caller open it in the network namespace
 // it means and read it from any goroutine.
 type Subscription struct {
-	conn *ct.Conn
-	evs  chan ct.Event
-	errs chan error
+	conn *netlink.Conn
 }
 
-// Subscribe joins the new and destroy event groups.
+// Subscribe joins the new and destroy event groups, on a socket of the
+// calling thread's network namespace.
 func (c *Client) Subscribe() (*Subscription, error) {
-	lc, err := ct.Dial(nil)
+	lc, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open ctnetlink for events: %w", err)
 	}
 	// A large buffer: a burst of new connections must not overflow it.
 	_ = lc.SetReadBuffer(4 << 20)
-	evs := make(chan ct.Event, 1024)
-	errs, err := lc.Listen(evs, 1, []netfilter.NetlinkGroup{netfilter.GroupCTNew, netfilter.GroupCTDestroy})
-	if err != nil {
-		lc.Close()
-		return nil, fmt.Errorf("listen for conntrack events: %w", err)
+	for _, g := range []uint32{nfnlgrpCTNew, nfnlgrpCTDestroy} {
+		if err := lc.JoinGroup(g); err != nil {
+			lc.Close()
+			return nil, fmt.Errorf("listen for conntrack events: %w", err)
+		}
 	}
-	return &Subscription{conn: lc, evs: evs, errs: errs}, nil
+	return &Subscription{conn: lc}, nil
 }
 
 // Run calls fn for each event until ctx ends (then it returns nil) or the
 // socket fails. It closes the subscription when it returns.
 func (s *Subscription) Run(ctx context.Context, fn func(Event)) error {
-	defer s.conn.Close()
+	var once sync.Once
+	closeConn := func() { once.Do(func() { s.conn.Close() }) }
+	defer closeConn()
+	// Closing the socket is what ends a read blocked in the kernel.
+	stop := context.AfterFunc(ctx, closeConn)
+	defer stop()
 	for {
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return nil
-		case err := <-s.errs:
+		}
+		msgs, err := s.conn.Receive()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return fmt.Errorf("conntrack events: %w", err)
-		case ev := <-s.evs:
-			if ev.Flow == nil {
-				continue
+		}
+		for _, m := range msgs {
+			if ev, ok := decodeEvent(m); ok {
+				fn(ev)
 			}
-			var kind string
-			switch ev.Type {
-			case ct.EventNew:
-				kind = EventNew
-			case ct.EventDestroy:
-				kind = EventDestroy
-			default:
-				continue
-			}
-			fn(Event{Type: kind, Flow: mapFlow(*ev.Flow)})
 		}
 	}
+}
+
+// decodeEvent turns one message of the event groups into an Event. The
+// kernel sends a new entry as IPCTNL_MSG_CT_NEW with NLM_F_CREATE|NLM_F_EXCL,
+// a change to one (not reported) as IPCTNL_MSG_CT_NEW without them, and a
+// destroyed one as IPCTNL_MSG_CT_DELETE. An entry that does not parse is
+// not reported either.
+func decodeEvent(m netlink.Message) (Event, bool) {
+	typ := uint16(m.Header.Type)
+	if typ>>8 != nfnlSubsysCTNetlink || len(m.Data) < 4 {
+		return Event{}, false
+	}
+	var kind string
+	switch typ & 0xff {
+	case ipctnlMsgCTNew:
+		if m.Header.Flags&(netlink.Create|netlink.Excl) == 0 {
+			return Event{}, false
+		}
+		kind = EventNew
+	case ipctnlMsgCTDelete:
+		kind = EventDestroy
+	default:
+		return Event{}, false
+	}
+	f, err := parseEntry(m.Data[4:], true)
+	if err != nil {
+		return Event{}, false
+	}
+	return Event{Type: kind, Flow: mapFlow(f)}, true
 }

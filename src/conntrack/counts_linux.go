@@ -19,7 +19,7 @@ import (
 // read.
 func (c *Client) Counts() (netstate.FlowCounts, error) {
 	var n netstate.FlowCounts
-	g, statsErr := c.conn.StatsGlobal()
+	entries, statsErr := c.tableEntries()
 	q := dumpQuery{statusMask: statusOffload, statusValue: statusOffload}
 	if statsErr != nil {
 		q = dumpQuery{} // no counter (a kernel before 3.x): count the dump
@@ -40,7 +40,7 @@ func (c *Client) Counts() (netstate.FlowCounts, error) {
 	if statsErr != nil {
 		n.Total = d.Entries
 	} else {
-		n.Total = int(g.Entries)
+		n.Total = entries
 	}
 	// The counter and the dump are read at two moments; entries that came
 	// in between must not make more offloaded entries than there are.
@@ -51,9 +51,8 @@ func (c *Client) Counts() (netstate.FlowCounts, error) {
 // Total is the number of entries the table holds, from the kernel's own
 // counter alone: the whole of Counts where no entry can be offloaded.
 func (c *Client) Total() (int, error) {
-	g, err := c.conn.StatsGlobal()
-	if err == nil {
-		return int(g.Entries), nil
+	if n, err := c.tableEntries(); err == nil {
+		return n, nil
 	}
 	d, derr := c.walk(dumpQuery{}, func(uint8, []byte) bool { return true })
 	if derr != nil {

@@ -17,7 +17,9 @@ import (
 // ctnetlink numbers (uapi/linux/netfilter/nfnetlink_conntrack.h).
 const (
 	nfnlSubsysCTNetlink = 1
+	ipctnlMsgCTNew      = 0
 	ipctnlMsgCTDelete   = 2
+	ipctnlMsgCTGetStats = 5
 	ctaTupleOrig        = 1
 	ctaTupleIP          = 1
 	ctaTupleProto       = 2
@@ -28,6 +30,14 @@ const (
 	ctaProtoNum         = 1
 	ctaProtoSrcPort     = 2
 	ctaProtoDstPort     = 3
+)
+
+// Event groups (NFNLGRP_CONNTRACK_*, uapi/linux/netfilter/nfnetlink.h) and
+// the counter's attribute (CTA_STATS_GLOBAL_ENTRIES).
+const (
+	nfnlgrpCTNew          = 1
+	nfnlgrpCTDestroy      = 3
+	ctaStatsGlobalEntries = 1
 )
 
 // deleteWindow is how many deletes are in flight at once: enough to fill

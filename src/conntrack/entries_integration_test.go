@@ -18,7 +18,7 @@ func TestIntegrationEntriesByConnection(t *testing.T) {
 	}
 	checked := 0
 	for _, kf := range all {
-		fl := mapFlow(kf)
+		fl := mapFlow(refFlow(kf))
 		if fl.Proto != "tcp" && fl.Proto != "udp" {
 			continue
 		}

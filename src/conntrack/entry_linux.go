@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-
-	ct "github.com/ti-mo/conntrack"
 )
 
 // More ctnetlink numbers (uapi/linux/netfilter/nfnetlink_conntrack.h); the
@@ -40,13 +38,51 @@ const nlaTypeMask = 0x3fff
 
 var errShortAttr = errors.New("attribute runs past its parent")
 
+// ctFlow is one decoded conntrack entry, the step between ctnetlink's
+// attributes and netstate.Flow: the fields the selectors and mapFlow read.
+type ctFlow struct {
+	ID                          uint32
+	Status                      uint32
+	TupleOrig, TupleReply       ctTuple
+	Timeout, Mark               uint32
+	CountersOrig, CountersReply ctCounter
+	ProtoInfo                   struct{ TCP *tcpInfo }
+	Helper                      struct{ Name string }
+}
+
+// ctTuple is one direction of an entry (CTA_TUPLE_ORIG or _REPLY).
+type ctTuple struct {
+	IP    ipTuple
+	Proto protoTuple
+}
+
+type ipTuple struct {
+	SourceAddress, DestinationAddress netip.Addr
+}
+
+type protoTuple struct {
+	Protocol                    uint8
+	SourcePort, DestinationPort uint16
+}
+
+// ctCounter is CTA_COUNTERS_ORIG (Direction false) or _REPLY (true).
+type ctCounter struct {
+	Direction      bool
+	Packets, Bytes uint64
+}
+
+// tcpInfo is CTA_PROTOINFO_TCP's state (TCP_CONNTRACK_*).
+type tcpInfo struct {
+	State uint8
+}
+
 // parseEntry reads the part of one conntrack entry a cut needs (its two
 // tuples, status word and id) from the attributes of a ctnetlink message,
 // skipping the rest (timestamps, labels, helpers); with full also what
 // `flows` reports: timeout, mark, counters and TCP state, and the helper's
 // name. It allocates only for the TCP state and helper of a full read. The result goes through mapFlow.
-func parseEntry(attrs []byte, full bool) (ct.Flow, error) {
-	var f ct.Flow
+func parseEntry(attrs []byte, full bool) (ctFlow, error) {
+	var f ctFlow
 	var haveOrig, haveReply bool
 	for len(attrs) > 0 {
 		typ, val, rest, err := nextAttr(attrs)
@@ -69,7 +105,7 @@ func parseEntry(attrs []byte, full bool) (ct.Flow, error) {
 			if len(val) != 4 {
 				return f, fmt.Errorf("status of %d bytes, want 4", len(val))
 			}
-			f.Status = ct.Status(binary.BigEndian.Uint32(val))
+			f.Status = binary.BigEndian.Uint32(val)
 		case ctaID:
 			if len(val) != 4 {
 				return f, fmt.Errorf("id of %d bytes, want 4", len(val))
@@ -122,8 +158,8 @@ func parseEntry(attrs []byte, full bool) (ct.Flow, error) {
 }
 
 // parseTuple reads CTA_TUPLE_IP and CTA_TUPLE_PROTO; the zone is ignored.
-func parseTuple(b []byte) (ct.Tuple, error) {
-	var t ct.Tuple
+func parseTuple(b []byte) (ctTuple, error) {
+	var t ctTuple
 	var haveProto bool
 	for len(b) > 0 {
 		typ, val, rest, err := nextAttr(b)
@@ -152,8 +188,8 @@ func parseTuple(b []byte) (ct.Tuple, error) {
 	return t, nil
 }
 
-func parseIPTuple(b []byte) (ct.IPTuple, error) {
-	var ip ct.IPTuple
+func parseIPTuple(b []byte) (ipTuple, error) {
+	var ip ipTuple
 	for len(b) > 0 {
 		typ, val, rest, err := nextAttr(b)
 		if err != nil {
@@ -183,8 +219,8 @@ func parseIPTuple(b []byte) (ct.IPTuple, error) {
 // parseProtoTuple reads the protocol and, for port-based protocols, the
 // ports (network byte order). ICMP's id, type and code are not ports and
 // are skipped, as the full dump's mapping leaves them out too.
-func parseProtoTuple(b []byte) (ct.ProtoTuple, error) {
-	var p ct.ProtoTuple
+func parseProtoTuple(b []byte) (protoTuple, error) {
+	var p protoTuple
 	var haveNum bool
 	for len(b) > 0 {
 		typ, val, rest, err := nextAttr(b)
@@ -216,7 +252,7 @@ func parseProtoTuple(b []byte) (ct.ProtoTuple, error) {
 }
 
 // parseCounters reads CTA_COUNTERS_ORIG or _REPLY: packets and bytes.
-func parseCounters(b []byte, c *ct.Counter) error {
+func parseCounters(b []byte, c *ctCounter) error {
 	for len(b) > 0 {
 		typ, val, rest, err := nextAttr(b)
 		if err != nil {
@@ -244,7 +280,7 @@ func parseCounters(b []byte, c *ct.Counter) error {
 
 // parseProtoInfo reads the TCP state of CTA_PROTOINFO; other protocols'
 // state is not reported.
-func parseProtoInfo(b []byte, f *ct.Flow) error {
+func parseProtoInfo(b []byte, f *ctFlow) error {
 	for len(b) > 0 {
 		typ, val, rest, err := nextAttr(b)
 		if err != nil {
@@ -261,7 +297,7 @@ func parseProtoInfo(b []byte, f *ct.Flow) error {
 			}
 			val = r
 			if t == ctaProtoInfoTCPState && len(v) == 1 {
-				f.ProtoInfo.TCP = &ct.ProtoInfoTCP{State: v[0]}
+				f.ProtoInfo.TCP = &tcpInfo{State: v[0]}
 			}
 		}
 	}
@@ -269,7 +305,7 @@ func parseProtoInfo(b []byte, f *ct.Flow) error {
 }
 
 // parseHelp reads the helper's name of CTA_HELP (a NUL-terminated string).
-func parseHelp(b []byte, f *ct.Flow) error {
+func parseHelp(b []byte, f *ctFlow) error {
 	for len(b) > 0 {
 		typ, val, rest, err := nextAttr(b)
 		if err != nil {

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"net/netip"
 
-	ct "github.com/ti-mo/conntrack"
-
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
 // mapFlow turns a kernel conntrack entry into fastpath's Flow.
-func mapFlow(f ct.Flow) netstate.Flow {
+func mapFlow(f ctFlow) netstate.Flow {
 	st := uint32(f.Status)
 	var v netstate.Flow
 	v.ID = f.ID
@@ -35,7 +33,7 @@ func mapFlow(f ct.Flow) netstate.Flow {
 	return v
 }
 
-func mapTuple(t ct.Tuple) netstate.Tuple {
+func mapTuple(t ctTuple) netstate.Tuple {
 	return netstate.Tuple{
 		Proto:   protoName(t.Proto.Protocol),
 		Src:     addrString(t.IP.SourceAddress),
@@ -54,8 +52,8 @@ func addrString(a netip.Addr) string {
 
 // kernelTuple turns one direction of a reported flow back into the
 // kernel's tuple, for lookups and deletes.
-func kernelTuple(t netstate.Tuple) (ct.Tuple, error) {
-	var out ct.Tuple
+func kernelTuple(t netstate.Tuple) (ctTuple, error) {
+	var out ctTuple
 	src, err := netip.ParseAddr(t.Src)
 	if err != nil {
 		return out, fmt.Errorf("tuple src %q: %w", t.Src, err)

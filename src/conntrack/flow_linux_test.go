@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	ct "github.com/ti-mo/conntrack"
-
 	"github.com/fastpath-wrt/fastpath/src/netstate"
 )
 
@@ -33,16 +31,28 @@ func TestOffloadOf(t *testing.T) {
 	}
 }
 
+// newFlow is an entry of proto from src:sport to dst:dport, its reply
+// the original reversed.
+func newFlow(proto uint8, status uint32, src, dst netip.Addr, sport, dport uint16, timeout, mark uint32) ctFlow {
+	return ctFlow{
+		Status:     status,
+		TupleOrig:  ctTuple{IP: ipTuple{src, dst}, Proto: protoTuple{proto, sport, dport}},
+		TupleReply: ctTuple{IP: ipTuple{dst, src}, Proto: protoTuple{proto, dport, sport}},
+		Timeout:    timeout,
+		Mark:       mark,
+	}
+}
+
 // natFlow is a TCP connection from 10.0.0.2 masqueraded to 192.0.2.1 on its
 // way to 198.51.100.7, as `conntrack -L` would show it.
-func natFlow() ct.Flow {
-	f := ct.NewFlow(6, ct.StatusAssured|ct.StatusOffload|ct.Status(1<<15),
+func natFlow() ctFlow {
+	f := newFlow(6, statusAssured|statusOffload|statusHWOffload,
 		netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("198.51.100.7"), 40000, 443, 120, 7)
 	f.TupleReply.IP.DestinationAddress = netip.MustParseAddr("192.0.2.1")
 	f.TupleReply.Proto.DestinationPort = 61000
-	f.ProtoInfo.TCP = &ct.ProtoInfoTCP{State: 3}
-	f.CountersOrig = ct.Counter{Packets: 10, Bytes: 1000}
-	f.CountersReply = ct.Counter{Direction: true, Packets: 5, Bytes: 300}
+	f.ProtoInfo.TCP = &tcpInfo{State: 3}
+	f.CountersOrig = ctCounter{Packets: 10, Bytes: 1000}
+	f.CountersReply = ctCounter{Direction: true, Packets: 5, Bytes: 300}
 	f.ID = 99
 	return f
 }
@@ -58,7 +68,7 @@ func TestMapFlow(t *testing.T) {
 	if got != want {
 		t.Errorf("mapFlow:\n got %+v\nwant %+v", got, want)
 	}
-	v6 := ct.NewFlow(17, 0, netip.MustParseAddr("fd00::2"), netip.MustParseAddr("2001:db8::1"), 5353, 53, 30, 0)
+	v6 := newFlow(17, 0, netip.MustParseAddr("fd00::2"), netip.MustParseAddr("2001:db8::1"), 5353, 53, 30, 0)
 	m := mapFlow(v6)
 	if m.Family != "ipv6" || m.Proto != "udp" || m.Offload != OffloadNone || m.Assured || m.State != "" {
 		t.Errorf("mapFlow(v6 udp) = %+v", m)
@@ -97,7 +107,7 @@ func TestFilterMatches(t *testing.T) {
 		}
 	}
 	sw := natFlow()
-	sw.Status &^= ct.Status(1 << 15)
+	sw.Status &^= statusHWOffload
 	for f, want := range map[string]bool{OffloadHardware: false, OffloadSoftware: true, OffloadAny: true, OffloadNotOffloaded: false} {
 		sel, _ := Filter{Offload: f}.selector()
 		if k := keysOf(familyIPv4, &sw); sel.matches(&k) != want {

@@ -58,8 +58,30 @@ func reference(t *testing.T, ref *ct.Conn) map[uint32]netstate.Flow {
 	}
 	out := make(map[uint32]netstate.Flow, len(all))
 	for _, f := range all {
-		out[f.ID] = mapFlow(f)
+		out[f.ID] = mapFlow(refFlow(f))
 	}
+	return out
+}
+
+// refFlow copies what mapFlow reads from ti-mo/conntrack's decoding of an
+// entry, the reference the package's own decoding is checked against.
+func refFlow(f ct.Flow) ctFlow {
+	tuple := func(t ct.Tuple) ctTuple {
+		return ctTuple{
+			IP:    ipTuple{SourceAddress: t.IP.SourceAddress, DestinationAddress: t.IP.DestinationAddress},
+			Proto: protoTuple{Protocol: t.Proto.Protocol, SourcePort: t.Proto.SourcePort, DestinationPort: t.Proto.DestinationPort},
+		}
+	}
+	out := ctFlow{
+		ID: f.ID, Status: uint32(f.Status), Timeout: f.Timeout, Mark: f.Mark,
+		TupleOrig: tuple(f.TupleOrig), TupleReply: tuple(f.TupleReply),
+		CountersOrig:  ctCounter{Direction: f.CountersOrig.Direction, Packets: f.CountersOrig.Packets, Bytes: f.CountersOrig.Bytes},
+		CountersReply: ctCounter{Direction: f.CountersReply.Direction, Packets: f.CountersReply.Packets, Bytes: f.CountersReply.Bytes},
+	}
+	if f.ProtoInfo.TCP != nil {
+		out.ProtoInfo.TCP = &tcpInfo{State: f.ProtoInfo.TCP.State}
+	}
+	out.Helper.Name = f.Helper.Name
 	return out
 }
 
