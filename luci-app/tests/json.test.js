@@ -48,12 +48,12 @@ test('menu.d: the parent is guarded by our ACL and every view file exists', () =
 	}
 });
 
-test('acl.d: read sees status and flows; only write may set, cut and release', () => {
+test('acl.d: read sees status, flows, cuts and why; only write may set, cut and release', () => {
 	const a = acl();
 	assert.deepEqual(Object.keys(a), ['luci-app-fastpath'], 'one group, named like the menu depends');
 	const g = a['luci-app-fastpath'];
 	assert.equal(typeof g.description, 'string');
-	assert.deepEqual(g.read.ubus, { fastpath: ['status', 'capabilities', 'flows', 'cuts'] });
+	assert.deepEqual(g.read.ubus, { fastpath: ['status', 'capabilities', 'flows', 'cuts', 'why'] });
 	assert.deepEqual(g.read.uci, ['fastpath', 'firewall']);
 	assert.deepEqual(g.write.ubus, { fastpath: ['set', 'reload', 'cut', 'uncut', 'verdict'] });
 	assert.deepEqual(g.write.uci, ['fastpath']);
