@@ -287,9 +287,98 @@ test('flows view: only TCP and UDP flows have a Cut button', async () => {
 	ping.original.sport = ping.original.dport = 0;
 	answer.flows.push(ping);
 	const { node } = await renderFlows({ flows: answer, cuts: fixture('cuts.json') });
-	const buttons = (id) => node.findAll((n) => n.attrs['data-flow'] == String(id))[0].findAll((n) => n.tag == 'button').length;
+	const buttons = (id) => node.findAll((n) => n.attrs['data-flow'] == String(id))[0].findAll((n) => n.tag == 'button' && squash(n.textContent) == 'Cut…').length;
 	assert.equal(buttons(5), 0);
 	assert.equal(buttons(17), 1);
+});
+
+const whyAnswer = (flow, reasons) => ({
+	connections: [{
+		flow, where: 'slow path', summary: 'slow path: fewer packets than offload_after_packets',
+		reasons, sides: [{ address: flow.original.src, device: 'br-lan', from: 'route' }, { address: flow.original.dst, device: 'wan', from: 'route' }]
+	}],
+	total: 1, limit: 20, truncated: false
+});
+
+const whyButtons = (node, id) => node.findAll((n) => n.attrs['data-flow'] == String(id))[0].findAll((n) => n.tag == 'button' && squash(n.textContent) == 'Why?');
+
+test('flows view: a Why? button on each flow not offloaded, for a read-only login too', async () => {
+	for (const readonly of [false, true]) {
+		const rt = makeRuntime({ flows: fixture('flows.json'), cuts: fixture('cuts.json') }, undefined, { readonly });
+		const view = rt.load('view.fastpath.flows');
+		const node = await Promise.resolve(view.render(await view.load()));
+		assert.equal(whyButtons(node, 17).length, 1, 'flow 17 is not offloaded');
+		assert.equal(whyButtons(node, 3405691582).length, 0, 'flow 3405691582 is offloaded in software');
+		assert.equal(whyButtons(node, 99).length, 0, 'flow 99 is offloaded in hardware');
+	}
+});
+
+test('flows view: Why? asks `why` for the flow\'s 5-tuple and shows where it is and each reason as text', async () => {
+	const flow = fixture('flows.json').flows[1];
+	const { rt, node } = await renderFlows({
+		flows: fixture('flows.json'),
+		cuts: fixture('cuts.json'),
+		why: whyAnswer(flow, [
+			{ code: 'packets', blocks: true, text: 'fewer packets than <b>x</b>', evidence: '12 packets so far', fix: 'wait for more packets' },
+			{ code: 'device-maybe', blocks: false, text: 'the client may be behind a port outside the flowtable', evidence: 'br-lan has ports lan1, wlan0' }
+		])
+	});
+	await whyButtons(node, 17)[0].fire('click');
+	assert.deepEqual(rt.calls.slice(-1)[0], { object: 'fastpath', method: 'why', params: { proto: 'udp', src: '2001:db8:1::23', dst: '2001:db8:2::53', sport: 53000, dport: 53 } });
+	assert.equal(rt.modals.length, 1);
+	assert.equal(rt.modals[0].title, 'Why is this flow not offloaded?');
+	const m = rt.modals[0].node;
+	const text = squash(m.textContent);
+	for (const want of [
+		'UDP [2001:db8:1::23]:53000 \u2192 [2001:db8:2::53]:53',
+		'Where: slow path: every packet goes through the firewall',
+		'Blocks: fewer packets than <b>x</b> Evidence: 12 packets so far Fix: wait for more packets',
+		'Maybe: the client may be behind a port outside the flowtable Evidence: br-lan has ports lan1, wlan0'
+	])
+		assert.ok(text.includes(want), `the Why? dialog lacks "${want}": ${text}`);
+	assert.ok(!text.includes('Fix: ') || text.indexOf('Fix: ') == text.lastIndexOf('Fix: '), 'a reason without a fix shows none');
+	assert.equal(m.findAll((n) => n.tag == 'b').length, 0, 'a reason\'s markup became an element');
+	assert.equal(m.findAll((n) => n.tag == 'li').length, 2);
+	assert.ok(!text.includes('slow path: fewer packets than offload_after_packets'), 'the summary repeats the first reason');
+	assertNoJunk(text, 'the Why? dialog');
+	button(m, 'Close').fire('click');
+	assert.equal(rt.modals[0].open, false);
+});
+
+test('flows view: Why? on a flow without ports asks by address and shows only that flow', async () => {
+	const answer = fixture('flows.json');
+	const ping = clone(answer.flows[1]);
+	ping.id = 5;
+	ping.proto = ping.original.proto = ping.reply.proto = 'icmpv6';
+	ping.original.sport = ping.original.dport = 0;
+	answer.flows.push(ping);
+	const other = whyAnswer(answer.flows[1], [{ code: 'packets', blocks: true, text: 'not this one', evidence: '' }]).connections[0];
+	const mine = whyAnswer(ping, [{ code: 'proto', blocks: true, text: 'icmpv6 is not TCP or UDP', evidence: 'conntrack: icmpv6' }]);
+	mine.connections.unshift(other);
+	const { rt, node } = await renderFlows({ flows: answer, cuts: fixture('cuts.json'), why: mine });
+	await whyButtons(node, 5)[0].fire('click');
+	assert.deepEqual(rt.calls.slice(-1)[0].params, { address: '2001:db8:1::23', limit: 100 });
+	const text = squash(rt.modals[0].node.textContent);
+	assert.ok(text.includes('Blocks: icmpv6 is not TCP or UDP Evidence: conntrack: icmpv6'), text);
+	assert.ok(!text.includes('not this one'), text);
+});
+
+test('flows view: Why? with no match, a refusal or a failed call says so in words', async () => {
+	const cases = [
+		[{ connections: [], total: 0, limit: 20 }, 'No connection matches: conntrack holds no entry for it any more'],
+		[{ error: 'dport: <i>0</i> is out of range' }, 'The daemon could not explain it: dport: <i>0</i> is out of range'],
+		[rpcError(-32000, 'Object not found'), 'The daemon could not explain it: RPC call to fastpath/why failed with error -32000: Object not found'],
+		[7, 'The daemon could not explain it: The fastpath daemon refused the request (ubus status 7).']
+	];
+	for (const [why, want] of cases) {
+		const { rt, node } = await renderFlows({ flows: fixture('flows.json'), cuts: fixture('cuts.json'), why });
+		await whyButtons(node, 17)[0].fire('click');
+		const m = rt.modals[0].node;
+		const text = squash(m.textContent);
+		assert.ok(text.includes(want), `the Why? dialog lacks "${want}": ${text}`);
+		assert.equal(m.findAll((n) => n.tag == 'i').length, 0, 'the daemon\'s error became markup');
+		assertNoJunk(text, 'the Why? dialog');
+	}
 });
 
 test('flows view: a refused cut shows the daemon\'s words', async () => {

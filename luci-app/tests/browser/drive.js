@@ -440,6 +440,21 @@ async function asRoot(browser) {
 		await s.shoot('flows');
 	});
 
+	await check('root: Why? on a slow-path flow shows where it is and a reason in a dialog', async () => {
+		const row = await flowRow(page, ['10.0.1.2:40000', '10.0.2.2:5201']);
+		await (await buttonIn(row, 'Why?')).click();
+		await page.waitForSelector('#modal_overlay .modal .fastpath-why li', { visible: true });
+		const text = await s.text('#modal_overlay .modal');
+		assert.ok(text.includes('Why is this flow not offloaded?'), text);
+		assert.ok(/Where: slow path/.test(text), text);
+		assert.ok(/(Blocks|Maybe): \S/.test(text) && text.includes('Evidence: '), text);
+		await s.assertNoInjection();
+		assert.deepEqual(s.unexpectedErrors(), []);
+		await s.shoot('why-dialog');
+		await (await buttonIn(await page.$('#modal_overlay .modal'), 'Close')).click();
+		await page.waitForFunction(() => !document.body.classList.contains('modal-overlay-active'));
+	});
+
 	await check('root: cut reasons, block-list triggers and a refused filter read as text on Flows', async () => {
 		await until('the ubus cut with its reason in the Active cuts table', () => cutRow(page, ['10.0.1.2:40009', 'id=fpxss-ubusreason']));
 		assert.ok(await cutRow(page, ['10.0.2.3:5300', 'id=fpxss-listname']), 'the block list trigger is not shown');

@@ -606,6 +606,38 @@ function cuttable(flow) {
 	return p == 'tcp' || p == 'udp';
 }
 
+/*
+ * Arguments of ubus `fastpath why` for a flow: its 5-tuple, or for a
+ * protocol without ports (ICMP, GRE, ...) its source address.
+ */
+function whyArgs(flow) {
+	var o = (flow && flow.original) || {};
+
+	if (cuttable(flow))
+		return { proto: o.proto || flow.proto, src: o.src, dst: o.dst, sport: num(o.sport), dport: num(o.dport) };
+
+	return { address: o.src };
+}
+
+/* The connections of a `why` answer that are this flow (by conntrack id), else all of them. */
+function whyConnections(res, flow) {
+	var all = list(res && res.connections),
+	    mine = all.filter(function(a) { return a && a.flow && flow && a.flow.id === flow.id; });
+
+	return mine.length ? mine : all;
+}
+
+/* Where a `why` answer says a connection is, in words. */
+function whereLabel(where) {
+	switch (where) {
+	case 'hardware':  return _('offloaded in hardware');
+	case 'software':  return _('offloaded in software');
+	case 'slow path': return _('slow path: every packet goes through the firewall');
+	case 'cut':       return _('cut: its frames are dropped');
+	default:          return String(where || '?');
+	}
+}
+
 /* Arguments of ubus `fastpath cut` for a flow, from its original direction. */
 function cutArgs(flow, reason) {
 	var o = (flow && flow.original) || {};
@@ -783,6 +815,9 @@ return baseclass.extend({
 	flowRates: flowRates,
 	cuttable: cuttable,
 	cutArgs: cutArgs,
+	whyArgs: whyArgs,
+	whyConnections: whyConnections,
+	whereLabel: whereLabel,
 	uncutArgs: uncutArgs,
 	cutRow: cutRow,
 	triggerLabel: triggerLabel,

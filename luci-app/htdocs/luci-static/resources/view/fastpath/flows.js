@@ -9,8 +9,8 @@
 
 /*
  * Network > Flow Offload > Flows: conntrack's flows with their offload
- * flags, sortable and filterable, a Cut button per flow, and the active
- * cuts with Release buttons.
+ * flags, sortable and filterable, a Why? button per flow not offloaded,
+ * a Cut button per flow, and the active cuts with Release buttons.
  */
 
 var callFlows = rpc.declare({
@@ -26,7 +26,13 @@ var callCuts = rpc.declare({
 	expect: { '': {} }
 });
 
-/* Write calls keep the raw answer: {"error": ...} or a ubus status code. */
+/* Write calls and `why` keep the raw answer: {"error": ...} or a ubus status code. */
+var callWhy = rpc.declare({
+	object: 'fastpath',
+	method: 'why',
+	params: [ 'address', 'proto', 'src', 'dst', 'sport', 'dport', 'limit' ]
+});
+
 var callCut = rpc.declare({
 	object: 'fastpath',
 	method: 'cut',
@@ -134,6 +140,68 @@ return view.extend({
 		}, [ _('Cut…') ]);
 	},
 
+	/* The Why? button of a row: flows not offloaded, for every login that may read. */
+	whyButton: function(f) {
+		if (f.offload == 'software' || f.offload == 'hardware')
+			return '';
+
+		return E('button', {
+			'class': 'cbi-button cbi-button-neutral',
+			'title': _('Ask the daemon why this flow is not offloaded'),
+			'click': ui.createHandlerFn(this, 'handleWhy', f)
+		}, [ _('Why?') ]);
+	},
+
+	/* One connection of a `why` answer: where it is, then its reasons in the kernel's order. */
+	renderWhyAnswer: function(a) {
+		var fl = a.flow || {}, reasons = fmt.list(a.reasons);
+
+		return E('div', { 'class': 'fastpath-why' }, [
+			E('p', {}, [ E('strong', {}, [ String(fl.proto || '?').toUpperCase() + ' ' + fmt.tuple(fl.original) ]),
+				fl.state ? ' ' + String(fl.state) : '' ]),
+			E('p', {}, [ _('Where: %s').format(fmt.whereLabel(a.where)) ]),
+			(a.summary && !reasons.length) ? E('p', {}, [ String(a.summary) ]) : '',
+			reasons.length ? E('ol', {}, reasons.map(function(r) {
+				r = r || {};
+				return E('li', {}, [
+					E('strong', {}, [ r.blocks ? _('Blocks:') : _('Maybe:') ]), ' ', String(r.text || ''),
+					r.evidence ? E('br') : '', r.evidence ? E('small', {}, [ _('Evidence: %s').format(r.evidence) ]) : '',
+					r.fix ? E('br') : '', r.fix ? E('small', {}, [ _('Fix: %s').format(r.fix) ]) : ''
+				]);
+			})) : E('p', {}, [ E('em', {}, [ _('No reason given.') ]) ])
+		]);
+	},
+
+	/* The body of the Why? dialog for an answer of `why` (or its failure). */
+	renderWhy: function(flow, res) {
+		var err = (res && res.message != null && res.denied != null) ? res.message : fmt.callError(res),
+		    answers = err ? [] : fmt.whyConnections(res, flow),
+		    body;
+
+		if (err)
+			body = [ page.note('warning', _('The daemon could not explain it: %s').format(err)) ];
+		else if (!answers.length)
+			body = [ E('p', {}, [ _('No connection matches: conntrack holds no entry for it any more (it ended, or a notrack rule keeps it out of conntrack).') ]) ];
+		else
+			body = answers.map(L.bind(this.renderWhyAnswer, this));
+
+		return body.concat([
+			E('div', { 'class': 'right' }, [
+				E('button', { 'class': 'cbi-button', 'click': function() { ui.hideModal(); } }, [ _('Close') ])
+			])
+		]);
+	},
+
+	handleWhy: function(flow) {
+		var a = fmt.whyArgs(flow);
+
+		return callWhy(a.address, a.proto, a.src, a.dst, a.sport, a.dport, a.address ? 100 : undefined)
+			.catch(fmt.callFailure)
+			.then(L.bind(function(res) {
+				ui.showModal(_('Why is this flow not offloaded?'), this.renderWhy(flow, res));
+			}, this));
+	},
+
 	renderFlowTable: function() {
 		var self = this,
 		    shown = this.visibleFlows(),
@@ -168,7 +236,7 @@ return view.extend({
 				td(_('Counters'), r.counters),
 				td(_('Rate'), (rate != null) ? fmt.bitrate(rate) : '\u2013'),
 				td(_('Timeout'), r.timeout),
-				E('td', { 'class': 'td cbi-section-actions' }, [ self.cutButton(f) ])
+				E('td', { 'class': 'td cbi-section-actions' }, [ self.whyButton(f), ' ', self.cutButton(f) ])
 			]);
 		});
 
