@@ -12,13 +12,15 @@ import (
 	"github.com/fastpath-wrt/fastpath/src/why"
 )
 
-// TestIntegrationWhy asks the daemon in a router namespace why a UDP
-// flow through it is not offloaded: this machine's kernel has no
-// flowtable, so offload is off; the devices toward both ends are the
-// kernel's routes (lan0, wan0). Once cut, the flow is where a cut puts it.
+// TestIntegrationWhy asks the daemon in a router namespace where a UDP
+// flow through it is and why: on a kernel without flowtables offload is
+// off; on a flowtable kernel (the VM lab) the flow is offloaded once a
+// packet passes fastpath's rule after conntrack confirmed it, so the flow
+// keeps sending until then. The devices toward both ends are the kernel's
+// routes (lan0, wan0). Once cut, the flow is where a cut puts it.
 func TestIntegrationWhy(t *testing.T) {
 	ld := startLabDaemon(t, "fpwy", "config fastpath 'main'\n\toption enabled '1'\n")
-	ld.udpFlow(t, 40123, 5353)
+	flow := ld.udpFlow(t, 40123, 5353)
 	conn := fmt.Sprintf("udp:%s:40123:%s:5353", labnet.ClientV4, labnet.ServerV4)
 	ask := func() why.Answer {
 		t.Helper()
@@ -36,7 +38,15 @@ func TestIntegrationWhy(t *testing.T) {
 		return a.Connections[0]
 	}
 	a := ask()
-	if a.Where != why.WhereSlow || len(a.Reasons) == 0 || a.Reasons[0].Code != "offload-off" {
+	if expectFlowtable {
+		for deadline := time.Now().Add(30 * time.Second); a.Where != why.WhereSoftware && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			flow.Write([]byte("x"))
+			a = ask()
+		}
+		if a.Where != why.WhereSoftware || anyBlocking(a.Reasons) {
+			t.Errorf("after 30 s of sending: where %q, reasons %+v; want offloaded in software with nothing blocking", a.Where, a.Reasons)
+		}
+	} else if a.Where != why.WhereSlow || len(a.Reasons) == 0 || a.Reasons[0].Code != "offload-off" {
 		t.Errorf("where %q, reasons %+v; want the slow path, offload off first", a.Where, a.Reasons)
 	}
 	if a.Sides[0].Device != "lan0" || a.Sides[1].Device != "wan0" {
@@ -58,4 +68,14 @@ func TestIntegrationWhy(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), `SPORT "0" is not a port`) {
 		t.Errorf("a bad connection: %v\n%s", err, out)
 	}
+}
+
+// anyBlocking reports whether a reason is said to keep the flow from offload.
+func anyBlocking(rs []why.Reason) bool {
+	for _, r := range rs {
+		if r.Blocks {
+			return true
+		}
+	}
+	return false
 }
