@@ -129,29 +129,39 @@ func parseSetEventAfter(msgType uint16, data []byte, prev setEvent) (setEvent, e
 	return ev, err
 }
 
+// setEventKindOf is what a nf_tables message type says to a block list;
+// errNotSetElem for a message it does not follow.
+func setEventKindOf(msgType uint16) (setEventKind, error) {
+	if msgType>>8 != nfnlSubsysNftables {
+		return 0, errNotSetElem
+	}
+	switch msgType & 0xff {
+	case nftMsgNewSetElem:
+		return elemsAdded, nil
+	case nftMsgDelSetElem:
+		return elemsDeleted, nil
+	case nftMsgNewSet:
+		return setAdded, nil
+	case nftMsgDelSet:
+		return setDeleted, nil
+	case nftMsgDelTable:
+		return tableDeleted, nil
+	case nftMsgNewGen:
+		return committed, nil
+	}
+	return 0, errNotSetElem
+}
+
 // decodeSetEvent is parseSetEvent with each element handed to elem as it
 // is read (keys valid only during the call), so that a dump of a set
 // need not hold its elements.
 func decodeSetEvent(msgType uint16, data []byte, ev *setEvent, elem func(rawElem)) error {
-	if msgType>>8 != nfnlSubsysNftables {
-		return errNotSetElem
+	kind, err := setEventKindOf(msgType)
+	if err != nil {
+		return err
 	}
-	switch msgType & 0xff {
-	case nftMsgNewSetElem:
-		ev.Kind = elemsAdded
-	case nftMsgDelSetElem:
-		ev.Kind = elemsDeleted
-	case nftMsgNewSet:
-		ev.Kind = setAdded
-	case nftMsgDelSet:
-		ev.Kind = setDeleted
-	case nftMsgDelTable:
-		ev.Kind = tableDeleted
-	case nftMsgNewGen:
-		ev.Kind = committed
+	if ev.Kind = kind; kind == committed {
 		return nil
-	default:
-		return errNotSetElem
 	}
 	if len(data) < 4 {
 		return fmt.Errorf("nf_tables message of %d bytes: shorter than its nfgenmsg header", len(data))

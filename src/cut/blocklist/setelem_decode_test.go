@@ -60,25 +60,12 @@ func newExpiringElemMsg(t testing.TB) []byte {
 
 func parseSetEventLibrary(msgType uint16, data []byte) (setEvent, error) {
 	var ev setEvent
-	if msgType>>8 != nfnlSubsysNftables {
-		return ev, errNotSetElem
+	kind, err := setEventKindOf(msgType)
+	if err != nil {
+		return ev, err
 	}
-	switch msgType & 0xff {
-	case nftMsgNewSetElem:
-		ev.Kind = elemsAdded
-	case nftMsgDelSetElem:
-		ev.Kind = elemsDeleted
-	case nftMsgNewSet:
-		ev.Kind = setAdded
-	case nftMsgDelSet:
-		ev.Kind = setDeleted
-	case nftMsgDelTable:
-		ev.Kind = tableDeleted
-	case nftMsgNewGen:
-		ev.Kind = committed
+	if ev.Kind = kind; kind == committed {
 		return ev, nil
-	default:
-		return ev, errNotSetElem
 	}
 	if len(data) < 4 {
 		return ev, fmt.Errorf("nf_tables message of %d bytes: shorter than its nfgenmsg header", len(data))
